@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# wprof: wall-clock (on-CPU + off-CPU) profiler.
+#
+#   make            build build/wprof
+#   make check      install missing Debian packages, build, run all tests
+#   make demo       record the bundled sleep/burn workload
+#   make bench      overhead and symbolization benchmarks
+#   make install    PREFIX=/usr/local DESTDIR=
+#   V=1             show the commands
+
+OUT      ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+CPPFLAGS := -Iinclude -Isrc -I$(OUT) -D_GNU_SOURCE
+DEPFLAGS  = -MMD -MP
+# libbpf is linked statically (Debian ships libbpf.a); the rest dynamically.
+LDLIBS   := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lz -lpthread
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+# One .bpf.c per concern; the static linker merges them (and their shared
+# __weak maps) into one object, embedded through one skeleton.
+SKELS    := $(OUT)/wprof.skel.h
+
+SRCS     := $(wildcard src/*.c)
+OBJS     := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUT)/obj/main.o,$(OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+WORK_SRCS := $(wildcard tests/workloads/*.c)
+WORK_BINS := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORK_SRCS))
+
+.PHONY: all deps check test demo bench install clean format
+all: $(OUT)/wprof
+
+deps:
+	$(Q)bash scripts/install-deps.sh
+
+$(OUT)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ ! -r "$(VMLINUX_BTF)" ]; then \
+		echo "wprof build: no kernel BTF at $(VMLINUX_BTF); set VMLINUX_BTF=path" >&2; exit 1; fi
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h include/wprof.h $(wildcard bpf/*.bpf.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUT) \
+		-Wall -Werror -c $< -o $@
+	$(Q)llvm-strip -g $@
+
+$(OUT)/bpf/wprof.o: $(BPF_OBJS)
+	$(call msg,BPFLINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUT)/wprof.skel.h: $(OUT)/bpf/wprof.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name wprof_bpf > $@.tmp && mv $@.tmp $@
+
+$(OUT)/obj/%.o: src/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUT)/wprof: $(OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# Unit tests link every module but main.c.
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -Itests/unit $(DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+# Workloads are built with frame pointers so that a plain FP walk names them.
+WORK_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline -pthread
+$(OUT)/tests/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORK_CFLAGS) -Wall -Wextra -Werror $< -o $@ -pthread
+
+# Test fixtures with their own build rules (PIE + shared lib, stripped, ...).
+-include tests/*.mk
+
+test-bins: $(UNIT_BINS) $(WORK_BINS) $(TEST_FIXTURES)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all test-bins
+	$(Q)OUT=$(OUT) bash tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUT)/tests/workloads/sleepburn
+	$(Q)$(OUT)/wprof record -d 3 -- $(OUT)/tests/workloads/sleepburn
+
+bench:
+	$(Q)bash scripts/install-deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory all test-bins
+	$(Q)OUT=$(OUT) bash scripts/bench.sh
+
+install: $(OUT)/wprof
+	install -D -m 0755 $(OUT)/wprof $(DESTDIR)$(PREFIX)/sbin/wprof
+	install -D -m 0644 man/wprof.8 $(DESTDIR)$(PREFIX)/share/man/man8/wprof.8
+
+format:
+	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/workloads/*.c
+
+clean:
+	rm -rf $(OUT)
+
+-include $(OBJS:.o=.d) $(patsubst %,%.d,$(UNIT_BINS))
