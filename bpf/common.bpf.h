@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Maps, settings and helpers shared by wprof's BPF programs. Each .bpf.c
+ * includes this header; the definitions are __weak so that the static linker
+ * (bpftool gen object) merges them into one map / one setting.
+ */
+#ifndef WPROF_COMMON_BPF_H
+#define WPROF_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "wprof.h"
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+/* Settings, written by user space before load. */
+const volatile __u32 filter_mode __weak = WPROF_FILTER_ALL;
+const volatile bool follow_children __weak = false;
+const volatile bool user_stacks __weak = true;
+const volatile bool kernel_stacks __weak = true;
+/* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
+const volatile __u32 switch_kstack_skip __weak = 0;
+/* Written before attach: events before it are clipped to it. */
+__u64 window_start_ns __weak = 0;
+/* `-- CMD`: the child is a target, but only from its exec of CMD on */
+__u32 exec_gate_tgid __weak = 0;
+
+/* tgid (or tid, with WPROF_FILTER_TID) -> 1 */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps") __weak;
+
+/*
+ * stack id (hash of the frames) -> frames, ~1 KiB each. Preallocated: without
+ * it, bpf_mem_alloc runs dry in the middle of a burst of new stacks at
+ * sched_switch (-ENOMEM), and stacks would be lost.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct wprof_stack);
+} stacks SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct wprof_key);
+	__type(value, struct wprof_val);
+} counts SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct wprof_thread);
+} threads SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WPROF_STAT_CNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps") __weak;
+
+/*
+ * Scratch space for one stack walk. One slot per context that can walk a
+ * stack, because a sample (hrtimer interrupt) can land while a wakeup program
+ * runs on the same CPU. sched_switch runs with interrupts off.
+ */
+enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_CNT };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_CNT);
+	__type(key, __u32);
+	__type(value, struct wprof_stack);
+} scratch SEC(".maps") __weak;
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n; /* per-CPU: no atomics needed */
+}
+
+static __always_inline bool is_target(__u32 tgid, __u32 tid)
+{
+	if (tid == 0 || tgid == exec_gate_tgid) /* the idle task; CMD before exec */
+		return false;
+	switch (filter_mode) {
+	case WPROF_FILTER_PID:
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	case WPROF_FILTER_TID:
+		return bpf_map_lookup_elem(&targets, &tid) != NULL;
+	default:
+		return true;
+	}
+}
+
+/* FNV-1a over 64-bit words, then a finalizer; 0 is reserved for "no stack". */
+static __always_inline __u64 hash_stack(const struct wprof_stack *st, __u32 nr)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (__u32 i = 0; i < WPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h ^= st->ips[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* Keep the walked stack `st` in `stacks` once; its id, or 0 if it is lost. */
+static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
+{
+	__u64 id;
+	long err;
+
+	if (st->nr == 0)
+		return 0;
+	if (st->nr >= WPROF_MAX_STACK_DEPTH)
+		stat_add(user ? WPROF_STAT_USTACK_TRUNC : WPROF_STAT_KSTACK_TRUNC, 1);
+	id = hash_stack(st, st->nr);
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	err = bpf_map_update_elem(&stacks, &id, st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_add(WPROF_STAT_STACKS_FULL, 1);
+		return 0;
+	}
+	return id;
+}
+
+static __always_inline struct wprof_stack *scratch_stack(__u32 slot)
+{
+	return bpf_map_lookup_elem(&scratch, &slot);
+}
+
+/*
+ * Walk the current task's stack (user or kernel) and return its id, or 0
+ * when there is none (no user stack in kernel threads) or it was lost; every
+ * loss is counted.
+ */
+static __always_inline __u64 capture_stack(void *ctx, __u32 slot, bool user, __u32 skip)
+{
+	__u64 flags = user ? BPF_F_USER_STACK : (skip & BPF_F_SKIP_FIELD_MASK);
+	struct wprof_stack *st = scratch_stack(slot);
+	long n;
+
+	if (!st)
+		return 0;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (n < 0) {
+		/* -EFAULT with no user context (kernel threads) is not a loss */
+		if (!(user && n == -14))
+			stat_add(user ? WPROF_STAT_USTACK_ERR : WPROF_STAT_KSTACK_ERR, 1);
+		return 0;
+	}
+	st->nr = n / sizeof(__u64);
+	return store_stack(st, user);
+}
+
+/* Add one interval (or one sample) of `delta_ns` to the counts map. */
+static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
+				    __u32 state, __u64 delta_ns)
+{
+	struct wprof_key key = {
+		.pid = pid,
+		.tid = tid,
+		.ustack_id = ustack,
+		.kstack_id = kstack,
+		.state = state,
+	};
+	struct wprof_val *val, zero = {};
+	long err;
+
+	val = bpf_map_lookup_elem(&counts, &key);
+	if (!val) {
+		err = bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			stat_add(WPROF_STAT_COUNTS_FULL, 1);
+			stat_add(WPROF_STAT_DROPPED_NS, delta_ns);
+			return;
+		}
+		val = bpf_map_lookup_elem(&counts, &key);
+		if (!val)
+			return;
+	}
+	/*
+	 * No atomics: a key holds one thread's time, and a thread's intervals
+	 * close (switch-in) and its samples fire on the one CPU it runs on.
+	 */
+	val->count++;
+	val->total_ns += delta_ns;
+	if (delta_ns > val->max_ns)
+		val->max_ns = delta_ns;
+}
+
+#endif /* WPROF_COMMON_BPF_H */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Off-CPU time from scheduler events. At switch-out a target thread's stacks
+ * and state are remembered in `threads`; its wakeup time splits the interval;
+ * at switch-in the blocked part and the run-queue part are added to `counts`.
+ *
+ * Every program exists twice: tp_btf (typed arguments, cheapest) and raw_tp
+ * (fallback for kernels that refuse tp_btf). User space turns one set off
+ * with bpf_program__set_autoload() before load.
+ */
+#include "common.bpf.h"
+#include "thread.bpf.h"
+
+/*
+ * Walking the kernel stack is most of the cost of a switch (about 1.1 us
+ * here, the user stack about 0.45 us). A thread that blocks again where it
+ * blocked last time -- the same saved user registers, the same return
+ * address at fp + 8, the same syscall, the same state -- blocks with the same
+ * stacks, so the walk is skipped and the last ids are reused. The fingerprint
+ * can in principle match two different deeper call chains, so every
+ * CACHE_VALIDATE_EVERY-th hit walks anyway, and a walk that disagrees is
+ * counted (reported at the end as stack cache mismatches) and replaces the
+ * entry. Preemptions land at arbitrary kernel points and always walk.
+ */
+#define CACHE_VALIDATE_EVERY 32
+
+struct fingerprint {
+	__u64 ip, sp, fp, ret;
+	__u32 sysnr, state;
+};
+
+static __always_inline bool take_fingerprint(struct task_struct *t, __u32 state,
+					     struct fingerprint *f)
+{
+	struct pt_regs *regs;
+
+	if (!t->mm)
+		return false; /* kernel thread: no user registers */
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return false;
+	f->ip = PT_REGS_IP(regs);
+	f->sp = PT_REGS_SP(regs);
+	f->fp = PT_REGS_FP(regs);
+#if defined(__TARGET_ARCH_x86)
+	f->sysnr = regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	f->sysnr = regs->syscallno;
+#else
+	f->sysnr = 0;
+#endif
+	f->state = state;
+	f->ret = 0;
+	bpf_probe_read_user(&f->ret, sizeof(f->ret), (void *)(f->fp + 8));
+	return true;
+}
+
+static __always_inline bool same_fingerprint(const struct wprof_thread *th,
+					     const struct fingerprint *f)
+{
+	return th->fp_ustack_id | th->fp_kstack_id && th->fp_ip == f->ip && th->fp_sp == f->sp &&
+	       th->fp_fp == f->fp && th->fp_ret == f->ret && th->fp_sysnr == f->sysnr &&
+	       th->fp_state == f->state;
+}
+
+static __always_inline void walk_stacks(void *ctx, struct wprof_thread *th)
+{
+	th->ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_SWITCH, true, 0) : 0;
+	th->kstack_id = kernel_stacks ?
+		capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
+}
+
+static __always_inline void switch_stacks(void *ctx, struct task_struct *prev,
+					  struct wprof_thread *th, bool typed)
+{
+	struct fingerprint f;
+	bool hit;
+
+	if (!typed || th->off_state == WPROF_OFF_RUNQ ||
+	    !take_fingerprint(prev, th->off_state, &f)) {
+		walk_stacks(ctx, th);
+		return;
+	}
+	hit = same_fingerprint(th, &f);
+	if (hit && ++th->cache_hits % CACHE_VALIDATE_EVERY) {
+		stat_add(WPROF_STAT_CACHE_HITS, 1);
+		th->ustack_id = th->fp_ustack_id;
+		th->kstack_id = th->fp_kstack_id;
+		return;
+	}
+	walk_stacks(ctx, th);
+	if (hit) {
+		stat_add(WPROF_STAT_CACHE_CHECKS, 1);
+		if (th->ustack_id != th->fp_ustack_id || th->kstack_id != th->fp_kstack_id)
+			stat_add(WPROF_STAT_CACHE_MISMATCH, 1);
+	}
+	th->cache_hits = 0;
+	th->fp_ip = f.ip;
+	th->fp_sp = f.sp;
+	th->fp_fp = f.fp;
+	th->fp_ret = f.ret;
+	th->fp_sysnr = f.sysnr;
+	th->fp_state = f.state;
+	th->fp_ustack_id = th->ustack_id;
+	th->fp_kstack_id = th->kstack_id;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int state, __u64 now, bool typed)
+{
+	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return;
+	th = thread_get(prev, pid, tid, now);
+	if (!th)
+		return;
+	if (th->oncpu_since_ns)
+		th->on_ns += now - th->oncpu_since_ns;
+	else if (!th->off_since_ns) /* first seen going off: on since first seen */
+		th->on_ns += now - th->first_ns;
+	th->oncpu_since_ns = 0;
+	bpf_get_current_comm(th->comm, sizeof(th->comm));
+	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)) {
+		th->exit_ns = now;
+		th->off_since_ns = 0;
+		return;
+	}
+	stat_add(WPROF_STAT_SWITCHES, 1);
+	th->off_state = off_state(preempt, state);
+	th->off_since_ns = now;
+	th->wake_ns = 0;
+	switch_stacks(ctx, prev, th, typed);
+}
+
+/* Close the thread's off-CPU interval at `now`. */
+static __always_inline void close_interval(struct wprof_thread *th, __u64 now)
+{
+	__u64 start = th->off_since_ns, wake = th->wake_ns;
+
+	if (th->off_state != WPROF_OFF_RUNQ && wake >= start && wake <= now && wake) {
+		account(th->pid, th->tid, th->ustack_id, th->kstack_id, th->off_state,
+			wake - start);
+		account(th->pid, th->tid, th->ustack_id, th->kstack_id, WPROF_OFF_RUNQ,
+			now - wake);
+	} else {
+		account(th->pid, th->tid, th->ustack_id, th->kstack_id, th->off_state,
+			now - start);
+	}
+	th->off_since_ns = 0;
+	th->wake_ns = 0;
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now, bool typed)
+{
+	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th) {
+		th = thread_get(next, pid, tid, now);
+		if (!th)
+			return;
+		/*
+		 * Not seen since the window opened and coming onto a CPU: it
+		 * was off since then (the start snapshot had not reached it).
+		 * Its kernel stack is still the one it blocked in.
+		 */
+		if (th->first_ns < now) {
+			th->off_since_ns = th->first_ns;
+			th->off_state = WPROF_OFF_SLEEP;
+			if (typed && kernel_stacks)
+				th->kstack_id = task_kernel_stack(next, SCRATCH_SWITCH);
+		}
+	}
+	if (th->off_since_ns)
+		close_interval(th, now);
+	th->oncpu_since_ns = now;
+}
+
+/* `typed`: prev and next are BTF pointers (tp_btf), usable with task helpers */
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				     struct task_struct *next, unsigned int prev_state, bool typed)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, preempt, prev_state, now, typed);
+	switch_in(next, now, typed);
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p, bool typed)
+{
+	__u32 tid = TASK_READ(p, pid, typed), pid = TASK_READ(p, tgid, typed);
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !th->off_since_ns || th->wake_ns)
+		return 0;
+	stat_add(WPROF_STAT_WAKEUPS, 1);
+	th->wake_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A new thread waits for its first CPU: run-queue time, with no stack yet. */
+static __always_inline int on_wakeup_new(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), pid = BPF_CORE_READ(p, tgid);
+	__u64 now = bpf_ktime_get_ns();
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return 0;
+	th = thread_get(p, pid, tid, now);
+	if (!th)
+		return 0;
+	th->first_ns = now;
+	th->off_since_ns = now;
+	th->off_state = WPROF_OFF_RUNQ;
+	th->ustack_id = 0;
+	th->kstack_id = 0;
+	BPF_CORE_READ_STR_INTO(&th->comm, p, comm);
+	return 0;
+}
+
+/* With `-- CMD`, processes the command forks are targets too. */
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!follow_children || filter_mode != WPROF_FILTER_PID || ppid == cpid)
+		return 0;
+	if (bpf_map_lookup_elem(&targets, &ppid))
+		bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
+	return 0;
+}
+
+/* CMD's first instruction: its recording starts here, not at fork. */
+static __always_inline int on_exec(struct task_struct *p, bool typed)
+{
+	__u32 tid = TASK_READ(p, pid, typed), pid = TASK_READ(p, tgid, typed);
+	__u64 now = bpf_ktime_get_ns();
+	struct wprof_thread *th;
+
+	if (!exec_gate_tgid || pid != exec_gate_tgid)
+		return 0;
+	exec_gate_tgid = 0;
+	th = thread_get(p, pid, tid, now);
+	if (th) {
+		th->first_ns = now;
+		th->oncpu_since_ns = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(tp_exec, struct task_struct *p)
+{
+	return on_exec(p, true);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_exec, struct task_struct *p)
+{
+	return on_exec(p, false);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(ctx, preempt, prev, next, prev_state, true);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tp_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tp_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup_new(p);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
+}
+
+/* Before 5.18 the tracepoint had no prev_state argument: read the task's. */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, task_state(prev), false);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(raw_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup_new(p);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The window's start edge. Run once by user space right after the scheduler
+ * programs are attached: every target thread that has no entry yet has not
+ * switched since, so it has been in its current state since the window
+ * started. An off-CPU thread gets an open interval from the window start with
+ * the stacks it blocked in, which it left the CPU with before we attached:
+ * the kernel stack from bpf_get_task_stack(), the user stack by walking the
+ * frame-pointer chain from its saved user registers (the walk bpf_get_stack()
+ * does for the current task). Sleepable, because reading another task's
+ * user memory may fault pages in.
+ */
+#include "common.bpf.h"
+#include "thread.bpf.h"
+
+static __always_inline __u64 task_user_stack(struct task_struct *task)
+{
+	struct wprof_stack *st = scratch_stack(SCRATCH_ITER);
+	struct pt_regs *regs;
+	__u64 fp, frame[2];
+	__u32 nr = 0;
+
+	if (!st || !BPF_CORE_READ(task, mm))
+		return 0; /* kernel thread */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	st->ips[nr++] = PT_REGS_IP_CORE(regs);
+	fp = PT_REGS_FP_CORE(regs);
+	for (int i = 1; i < WPROF_MAX_STACK_DEPTH; i++) {
+		/* frame[0]: caller's frame pointer, frame[1]: return address */
+		if (!fp || bpf_copy_from_user_task(frame, sizeof(frame), (void *)fp, task, 0))
+			break;
+		if (!frame[1])
+			break;
+		if (nr < WPROF_MAX_STACK_DEPTH)
+			st->ips[nr++] = frame[1];
+		/* stacks grow down: a caller's frame is above; anything else is junk */
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	st->nr = nr;
+	return store_stack(st, true);
+}
+
+SEC("iter.s/task")
+int snapshot_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct wprof_thread th = {};
+	unsigned int state;
+	__u32 tid, pid;
+	long err;
+
+	if (!task)
+		return 0;
+	tid = task->pid;
+	pid = task->tgid;
+	if (!is_target(pid, tid) || bpf_map_lookup_elem(&threads, &tid))
+		return 0;
+	state = task_state(task);
+	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD))
+		return 0;
+	th.pid = pid;
+	th.tid = tid;
+	th.first_ns = clip(task->start_time);
+	BPF_CORE_READ_STR_INTO(&th.comm, task, comm);
+	if (task->on_cpu) {
+		th.oncpu_since_ns = th.first_ns;
+	} else {
+		th.off_since_ns = th.first_ns;
+		th.off_state = off_state(false, state);
+		if (user_stacks)
+			th.ustack_id = task_user_stack(task);
+		if (kernel_stacks)
+			th.kstack_id = task_kernel_stack(task, SCRATCH_ITER);
+	}
+	err = bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		stat_add(WPROF_STAT_THREADS_FULL, 1);
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Thread bookkeeping shared by the scheduler programs and the start snapshot. */
+#ifndef WPROF_THREAD_BPF_H
+#define WPROF_THREAD_BPF_H
+
+#include "common.bpf.h"
+
+#define TASK_RUNNING 0x0000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_NOLOAD 0x0400
+#define EXIT_DEAD 0x0010
+#define EXIT_ZOMBIE 0x0020
+#define TASK_DEAD 0x0080
+
+/* Kernels before 5.14 call the field `state`. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/*
+ * A task field: a direct load where the pointer is typed (tp_btf, iterators),
+ * a probe read where it is a raw value (raw_tp). `typed` is a constant at
+ * every call, so each program keeps one of the two.
+ */
+#define TASK_READ(t, field, typed) ((typed) ? (t)->field : BPF_CORE_READ(t, field))
+
+static __always_inline __u64 clip(__u64 ts)
+{
+	return ts < window_start_ns ? window_start_ns : ts;
+}
+
+static __always_inline __u32 off_state(bool preempt, unsigned int state)
+{
+	if (preempt || state == TASK_RUNNING)
+		return WPROF_OFF_RUNQ;
+	/* TASK_IDLE (uninterruptible + noload) is an idle kthread, not I/O */
+	if ((state & TASK_UNINTERRUPTIBLE) && !(state & TASK_NOLOAD))
+		return WPROF_OFF_DISK;
+	return WPROF_OFF_SLEEP;
+}
+
+static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __u32 pid,
+						       __u32 tid, __u64 now)
+{
+	struct wprof_thread *th, zero = {};
+	long err;
+
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th)
+		return th;
+	zero.pid = pid;
+	zero.tid = tid;
+	/* a thread first seen now existed since its start or the window's */
+	zero.first_ns = clip(BPF_CORE_READ(t, start_time));
+	if (zero.first_ns > now)
+		zero.first_ns = now;
+	err = bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_add(WPROF_STAT_THREADS_FULL, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* The kernel stack of a task that is not running (BTF task pointer only). */
+static __always_inline __u64 task_kernel_stack(struct task_struct *task, __u32 slot)
+{
+	struct wprof_stack *st = scratch_stack(slot);
+	long n;
+
+	if (!st)
+		return 0;
+	n = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+	if (n < 0) {
+		stat_add(WPROF_STAT_KSTACK_ERR, 1);
+		return 0;
+	}
+	st->nr = n / sizeof(__u64);
+	return store_stack(st, false);
+}
+
+#endif /* WPROF_THREAD_BPF_H */
