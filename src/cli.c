@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util.h"
+
+#define DEFAULT_FREQ_HZ 99
+/* cpu-clock is an hrtimer; beyond this the sampler itself dominates. */
+#define MAX_FREQ_HZ 100000
+
+enum {
+	OPT_TAG_LEAF = 0x100,
+	OPT_NO_STATES,
+	OPT_BTF,
+	OPT_STATS,
+	OPT_USER_ONLY,
+	OPT_KERNEL_ONLY,
+};
+
+static const struct option record_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "no-states", no_argument, NULL, OPT_NO_STATES },
+	{ "btf", required_argument, NULL, OPT_BTF },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "user-stacks-only", no_argument, NULL, OPT_USER_ONLY },
+	{ "kernel-stacks-only", no_argument, NULL, OPT_KERNEL_ONLY },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+void cli_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: wprof record [OPTIONS] {-p PID | -t TID | -a | -- CMD [ARGS...]}\n"
+		"       wprof --version | --help\n"
+		"\n"
+		"Record where wall-clock time goes: on-CPU samples and off-CPU intervals,\n"
+		"summed by stack in the kernel, printed as folded stacks for flamegraph.pl.\n"
+		"\n"
+		"Targets:\n"
+		"  -p, --pid PID[,PID...]   every thread of these processes, also new threads\n"
+		"  -t, --tid TID[,TID...]   only these threads\n"
+		"  -a, --all                every thread on the system\n"
+		"  -- CMD [ARGS...]         run CMD (and what it forks), stop when it exits\n"
+		"\n"
+		"Recording:\n"
+		"  -d, --duration SECONDS   stop after this long (default: Ctrl-C or targets exit)\n"
+		"  -F, --freq HZ            on-CPU sampling frequency (default %d)\n"
+		"      --user-stacks-only   do not walk kernel stacks\n"
+		"      --kernel-stacks-only do not walk user stacks\n"
+		"      --btf FILE           kernel BTF (default /sys/kernel/btf/vmlinux)\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output FILE        write folded stacks to FILE (default stdout)\n"
+		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
+		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
+		"      --stats              report the BPF programs' run time per event\n"
+		"  -v, --verbose            show libbpf's messages\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"Example: wprof record -p 4242 -d 30 | flamegraph.pl > wall.svg\n",
+		DEFAULT_FREQ_HZ);
+}
+
+static int bad(const char *what, const char *arg, const char *want)
+{
+	pr_err("invalid %s '%s': %s", what, arg, want);
+	return -EINVAL;
+}
+
+int cli_parse_record(int argc, char **argv, struct record_opts *opts)
+{
+	int c, nr_modes = 0;
+	__u64 v;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->freq_hz = DEFAULT_FREQ_HZ;
+	opts->user_stacks = true;
+	opts->kernel_stacks = true;
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, which starts CMD */
+	while ((c = getopt_long(argc, argv, "+:p:t:ad:F:o:vh", record_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+		case 't': {
+			enum wprof_filter f = c == 'p' ? WPROF_FILTER_PID : WPROF_FILTER_TID;
+
+			if (opts->nr_ids && opts->filter != f) {
+				pr_err("-p and -t cannot be combined; use one of them");
+				return -EINVAL;
+			}
+			if (!opts->nr_ids)
+				nr_modes++;
+			opts->filter = f;
+			if (parse_id_list(optarg, &opts->ids, &opts->nr_ids))
+				return bad(c == 'p' ? "PID list" : "TID list", optarg,
+					   "expected positive numbers separated by commas");
+			break;
+		}
+		case 'a':
+			nr_modes++;
+			opts->filter = WPROF_FILTER_ALL;
+			break;
+		case 'd':
+			if (parse_duration_ns(optarg, &opts->duration_ns))
+				return bad("duration", optarg, "expected seconds > 0, e.g. 30 or 0.5");
+			break;
+		case 'F':
+			if (parse_positive(optarg, MAX_FREQ_HZ, &v))
+				return bad("frequency", optarg, "expected an integer from 1 to 100000 Hz");
+			opts->freq_hz = v;
+			break;
+		case 'o':
+			opts->output = optarg;
+			break;
+		case OPT_TAG_LEAF:
+			opts->tag_leaf = true;
+			break;
+		case OPT_NO_STATES:
+			opts->no_states = true;
+			break;
+		case OPT_BTF:
+			opts->btf_path = optarg;
+			break;
+		case OPT_STATS:
+			opts->bpf_stats = true;
+			break;
+		case OPT_USER_ONLY:
+			opts->kernel_stacks = false;
+			break;
+		case OPT_KERNEL_ONLY:
+			opts->user_stacks = false;
+			break;
+		case 'v':
+			opts->verbose++;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			return 1;
+		case ':':
+			pr_err("option '%s' needs a value; see 'wprof record --help'", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			pr_err("unknown option '%s'; see 'wprof record --help'", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (!opts->user_stacks && !opts->kernel_stacks) {
+		pr_err("--user-stacks-only and --kernel-stacks-only exclude each other");
+		return -EINVAL;
+	}
+	if (optind < argc) {
+		nr_modes++;
+		opts->cmd = &argv[optind];
+		opts->filter = WPROF_FILTER_PID;
+	}
+	if (nr_modes != 1) {
+		pr_err("%s; use one of -p PID, -t TID, -a or -- CMD",
+		       nr_modes ? "more than one target given" : "no target given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cli_free_record(struct record_opts *opts)
+{
+	free(opts->ids);
+	opts->ids = NULL;
+	opts->nr_ids = 0;
+}

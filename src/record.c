@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "folded.h"
+#include "profile.h"
+#include "record.h"
+#include "session.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define TICK_MS 100
+/* In -a mode, snapshot new processes' mappings this often. */
+#define SCAN_EVERY_TICKS 10
+
+struct recorder {
+	struct record_opts opts;
+	FILE *out;
+	struct session *session;
+	struct symbolizer *sym;
+	int sigfd;
+	pid_t child;         /* -- CMD */
+	int child_status;
+	int go_fd;           /* child execs when this closes */
+	int exec_err_fd;     /* child reports exec failure here */
+	bool *gone;          /* per target id */
+	__u32 *seen_pids;    /* -a: processes already snapshot */
+	size_t nr_seen;
+};
+
+/* 'Z' and 'X': exited but not reaped; gone for our purposes. */
+static bool task_alive(__u32 pid, __u32 tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* The tgid of a thread, or -ESRCH. */
+static int tgid_of(__u32 tid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	p = strstr(buf, "\nTgid:");
+	return p ? atoi(p + 6) : -ESRCH;
+}
+
+static int check_targets(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_ids; i++) {
+		__u32 id = o->ids[i];
+		int tgid = tgid_of(id);
+
+		if (tgid < 0) {
+			pr_err("%s %u does not exist", o->filter == WPROF_FILTER_PID ? "pid" : "tid",
+			       id);
+			return -ESRCH;
+		}
+		if (o->filter == WPROF_FILTER_PID && (__u32)tgid != id) {
+			pr_err("%u is a thread of process %d: use -t %u or -p %d", id, tgid, id,
+			       tgid);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int open_output(struct recorder *r)
+{
+	if (!r->opts.output) {
+		r->out = stdout;
+		return 0;
+	}
+	r->out = fopen(r->opts.output, "w");
+	if (!r->out) {
+		int err = -errno;
+
+		pr_err("cannot write output file %s: %s", r->opts.output, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Fork CMD stopped before exec, so that it can be made a target before its
+ * first instruction; it execs when go_fd closes.
+ */
+static int spawn_child(struct recorder *r, const sigset_t *oldmask)
+{
+	int go[2], ex[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
+		pr_err("cannot create a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	r->child = fork();
+	if (r->child < 0) {
+		pr_err("cannot fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (r->child == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(ex[0]);
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 0)
+			_exit(127); /* the recorder gave up */
+		execvp(r->opts.cmd[0], r->opts.cmd);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	r->go_fd = go[1];
+	r->exec_err_fd = ex[0];
+	return 0;
+}
+
+static int release_child(struct recorder *r)
+{
+	int e = 0;
+	ssize_t n;
+
+	close(r->go_fd);
+	r->go_fd = -1;
+	n = read(r->exec_err_fd, &e, sizeof(e));
+	close(r->exec_err_fd);
+	r->exec_err_fd = -1;
+	if (n == sizeof(e)) {
+		waitpid(r->child, NULL, 0);
+		r->child = 0;
+		pr_err("cannot run %s: %s", r->opts.cmd[0], strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static bool seen_pid(struct recorder *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nr_seen; i++)
+		if (r->seen_pids[i] == pid)
+			return true;
+	return false;
+}
+
+static void snapshot(struct recorder *r, __u32 pid)
+{
+	__u32 *n;
+
+	if (!seen_pid(r, pid)) {
+		n = realloc(r->seen_pids, (r->nr_seen + 1) * sizeof(*n));
+		if (!n)
+			return;
+		r->seen_pids = n;
+		r->seen_pids[r->nr_seen++] = pid;
+	}
+	/* a process gone meanwhile is not an error: its frames fall back */
+	symbolizer__add_pid(r->sym, pid);
+}
+
+/* Every process's mappings, so that exiting ones stay nameable. */
+static void snapshot_new_processes(struct recorder *r)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || seen_pid(r, pid))
+			continue;
+		snapshot(r, pid);
+	}
+	closedir(d);
+}
+
+static void snapshot_targets(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (o->cmd) {
+		if (r->child > 0)
+			snapshot(r, r->child);
+		return;
+	}
+	for (size_t i = 0; i < o->nr_ids; i++) {
+		int pid = o->filter == WPROF_FILTER_PID ? (int)o->ids[i] : tgid_of(o->ids[i]);
+
+		if (pid > 0 && !r->gone[i])
+			snapshot(r, pid);
+	}
+}
+
+/* True when no target is left to record. */
+static bool targets_gone(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	bool all = true;
+
+	if (o->cmd) {
+		if (r->child > 0 && waitpid(r->child, &r->child_status, WNOHANG) == r->child)
+			r->child = 0;
+		return r->child == 0;
+	}
+	if (o->filter == WPROF_FILTER_ALL)
+		return false;
+	for (size_t i = 0; i < o->nr_ids; i++) {
+		if (!r->gone[i]) {
+			__u32 id = o->ids[i];
+			int pid = o->filter == WPROF_FILTER_PID ? (int)id : tgid_of(id);
+
+			r->gone[i] = pid < 0 || !task_alive(pid, id);
+		}
+		all &= r->gone[i];
+	}
+	return all;
+}
+
+static const char *record_loop(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	__u64 deadline = o->duration_ns ? now_ns() + o->duration_ns : 0;
+	struct pollfd pfd = { .fd = r->sigfd, .events = POLLIN };
+
+	for (unsigned long tick = 0;; tick++) {
+		struct signalfd_siginfo si;
+		int timeout = TICK_MS;
+		__u64 now = now_ns();
+
+		if (deadline) {
+			if (now >= deadline)
+				return "duration reached";
+			if (deadline - now < TICK_MS * NSEC_PER_MSEC)
+				timeout = (deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+		}
+		if (poll(&pfd, 1, timeout) > 0 && read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGINT)
+				return "interrupted";
+			if (si.ssi_signo == SIGTERM)
+				return "terminated";
+		}
+		if (targets_gone(r))
+			return "every target exited";
+		/* cheap when nothing changed: catches dlopen() and a fresh exec */
+		snapshot_targets(r);
+		if (o->filter == WPROF_FILTER_ALL && tick % SCAN_EVERY_TICKS == 0)
+			snapshot_new_processes(r);
+	}
+}
+
+static int finish(struct recorder *r, const char *why)
+{
+	struct profile prof;
+	struct folded *f;
+	int err;
+
+	session__stop(r->session);
+	f = folded__new();
+	if (!f)
+		return -ENOMEM;
+	err = profile__build(&prof, r->session, r->sym, &r->opts, f);
+	if (err) {
+		pr_err("cannot read the recorded data: %s", strerror(-err));
+		goto out;
+	}
+	err = folded__write(f, r->out);
+	if (!err && fflush(r->out))
+		err = -errno;
+	if (err) {
+		pr_err("cannot write %s: %s", r->opts.output ? r->opts.output : "to stdout",
+		       strerror(-err));
+		goto out;
+	}
+	pr_info("stopped: %s; %zu stacks written", why, folded__nr(f));
+	profile__print_summary(&prof, r->session, stderr);
+	if (r->opts.bpf_stats)
+		session__print_prog_stats(r->session, stderr);
+out:
+	profile__free(&prof);
+	folded__free(f);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1 };
+	sigset_t mask, oldmask;
+	const char *why;
+	int err;
+
+	err = cli_parse_record(argc, argv, &r.opts);
+	if (err)
+		return err > 0 ? 0 : 2;
+	err = check_targets(&r.opts);
+	if (!err)
+		err = open_output(&r);
+	if (err)
+		goto out;
+	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
+	r.sym = symbolizer__new();
+	if (!r.gone || !r.sym) {
+		err = -ENOMEM;
+		pr_err("out of memory");
+		goto out;
+	}
+	/* signals arrive through a descriptor, so the loop never races them */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	signal(SIGPIPE, SIG_IGN);
+	r.sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (r.sigfd < 0) {
+		err = -errno;
+		pr_err("cannot create a signalfd: %s", strerror(-err));
+		goto out;
+	}
+	err = session__open(&r.opts, &r.session);
+	if (err)
+		goto out;
+	if (r.opts.cmd) {
+		err = spawn_child(&r, &oldmask);
+		if (!err) {
+			session__gate_until_exec(r.session, r.child);
+			err = session__add_target(r.session, r.child);
+		}
+	}
+	for (size_t i = 0; !err && i < r.opts.nr_ids; i++)
+		err = session__add_target(r.session, r.opts.ids[i]);
+	if (err) {
+		if (err != -ENOMEM && r.opts.cmd && r.child > 0)
+			pr_err("cannot add a target: %s", strerror(-err));
+		goto out;
+	}
+	snapshot_targets(&r);
+	if (r.opts.filter == WPROF_FILTER_ALL)
+		snapshot_new_processes(&r);
+	err = session__start(r.session);
+	if (err)
+		goto out;
+	pr_info("recording with %s sched events and %llu Hz cpu-clock samples; Ctrl-C stops",
+		session__attach_kind(r.session), (unsigned long long)r.opts.freq_hz);
+	if (r.opts.cmd) {
+		err = release_child(&r);
+		if (err)
+			goto out;
+	}
+	why = record_loop(&r);
+	snapshot_targets(&r);
+	err = finish(&r, why);
+out:
+	if (r.go_fd >= 0)
+		close(r.go_fd); /* a child still waiting exits without running CMD */
+	if (r.child > 0) {
+		kill(r.child, SIGTERM);
+		waitpid(r.child, NULL, 0);
+	}
+	if (r.out && r.out != stdout && fclose(r.out) && !err) {
+		pr_err("cannot write output file %s: %s", r.opts.output, strerror(errno));
+		err = -EIO;
+	}
+	session__free(r.session);
+	symbolizer__free(r.sym);
+	if (r.sigfd >= 0)
+		close(r.sigfd);
+	free(r.gone);
+	free(r.seen_pids);
+	cli_free_record(&r.opts);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "session.h"
+#include "util.h"
+#include "wprof.skel.h"
+
+#define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
+
+struct session {
+	const struct record_opts *opts;
+	struct wprof_bpf *skel;
+	bool raw_tp;
+	bool snapshot; /* the start-edge task iterator loaded */
+	struct bpf_link **links; /* perf event links, one per online CPU */
+	int *pfds;
+	int nr_links;
+	int stats_fd; /* held while BPF run-time stats are on */
+	__u64 start_ns, end_ns;
+	bool running;
+};
+
+static int libbpf_verbosity;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && libbpf_verbosity < 2)
+		return 0;
+	if (!libbpf_verbosity)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int check_btf(const char *path)
+{
+	const char *p = path ? path : DEFAULT_BTF;
+	struct btf *btf;
+	int err;
+
+	if (access(p, R_OK)) {
+		err = -errno;
+		if (path)
+			pr_err("cannot read BTF file %s: %s", p, strerror(-err));
+		else
+			pr_err("kernel has no BTF (%s: %s); it needs CONFIG_DEBUG_INFO_BTF=y, "
+			       "or pass --btf FILE", p, strerror(-err));
+		return err;
+	}
+	btf = btf__parse(p, NULL);
+	if (!btf) {
+		char msg[128];
+
+		err = -errno;
+		libbpf_strerror(err, msg, sizeof(msg));
+		pr_err("%s is not valid BTF (%s); pass a vmlinux BTF file with --btf", p, msg);
+		return err;
+	}
+	btf__free(btf);
+	return 0;
+}
+
+static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot)
+{
+	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
+	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
+	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
+	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
+	bpf_program__set_autoload(skel->progs.tp_fork, !raw_tp);
+	bpf_program__set_autoload(skel->progs.tp_exec, !raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_exec, raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_switch, raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_wakeup, raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_wakeup_new, raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_fork, raw_tp);
+}
+
+static int try_load(struct session *s, bool raw_tp, bool snapshot)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
+	const struct record_opts *o = s->opts;
+	struct wprof_bpf *skel;
+	int err;
+
+	skel = wprof_bpf__open_opts(&oo);
+	if (!skel)
+		return -errno;
+	skel->rodata->filter_mode = o->filter;
+	skel->rodata->follow_children = o->cmd != NULL;
+	skel->rodata->user_stacks = o->user_stacks;
+	skel->rodata->kernel_stacks = o->kernel_stacks;
+	set_autoload(skel, raw_tp, snapshot);
+	err = wprof_bpf__load(skel);
+	if (err) {
+		wprof_bpf__destroy(skel);
+		return err;
+	}
+	s->skel = skel;
+	s->raw_tp = raw_tp;
+	s->snapshot = snapshot;
+	return 0;
+}
+
+int session__open(const struct record_opts *opts, struct session **out)
+{
+	struct session *s;
+	int err;
+
+	libbpf_verbosity = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	err = check_btf(opts->btf_path);
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = opts;
+	s->stats_fd = -1;
+	/*
+	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
+	 * "no" where it works), so try it and fall back to raw_tp.
+	 */
+	err = try_load(s, false, true);
+	if (err && err != -EPERM && err != -EACCES)
+		err = try_load(s, true, true);
+	/* sleepable task iterators need 5.18: without, no start-edge snapshot */
+	if (err && err != -EPERM && err != -EACCES)
+		err = try_load(s, true, false);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			pr_err("loading BPF needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE "
+			       "(run as root)");
+		else {
+			char msg[128];
+
+			libbpf_strerror(err, msg, sizeof(msg));
+			pr_err("cannot load the BPF programs: %s (run with -v for libbpf's log)",
+			       msg);
+		}
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void session__gate_until_exec(struct session *s, __u32 tgid)
+{
+	s->skel->bss->exec_gate_tgid = tgid;
+}
+
+int session__add_target(struct session *s, __u32 id)
+{
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Online CPUs from "0-3,5,7-8". */
+static int online_cpus(bool **online, int *nr)
+{
+	char buf[1024], *p;
+	int n = libbpf_num_possible_cpus(), err;
+
+	if (n <= 0)
+		return n ? n : -EINVAL;
+	*online = calloc(n, sizeof(**online));
+	if (!*online)
+		return -ENOMEM;
+	*nr = n;
+	err = read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+	if (err < 0) {
+		/* no sysfs: assume every possible CPU is online */
+		for (int i = 0; i < n; i++)
+			(*online)[i] = true;
+		return 0;
+	}
+	for (p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long i = a; i <= b && i < n; i++)
+			(*online)[i] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int attach_sampler(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* a fixed period in ns, so that every sample weighs the same */
+		.sample_period = NSEC_PER_SEC / s->opts->freq_hz,
+	};
+	bool *online = NULL;
+	int nr = 0, err;
+
+	err = online_cpus(&online, &nr);
+	if (err)
+		return err;
+	s->links = calloc(nr, sizeof(*s->links));
+	s->pfds = calloc(nr, sizeof(*s->pfds));
+	if (!s->links || !s->pfds) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int cpu = 0; cpu < nr; cpu++) {
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			pr_err("cannot open a cpu-clock perf event on CPU %d: %s%s", cpu,
+			       strerror(-err),
+			       err == -EACCES || err == -EPERM ? " (needs CAP_PERFMON; run as root)" :
+			       "");
+			goto out;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			pr_err("cannot attach the sampler on CPU %d: %s", cpu, strerror(-err));
+			goto out;
+		}
+		s->pfds[s->nr_links] = fd;
+		s->links[s->nr_links++] = link;
+	}
+out:
+	free(online);
+	return err;
+}
+
+/*
+ * Record the threads that are already off (or on) a CPU when the window
+ * opens; see bpf/snapshot.bpf.c. Runs after attach, so that a thread either
+ * switched since (and has an entry) or is still in the state read here.
+ */
+static int run_snapshot(struct session *s)
+{
+	struct bpf_link *link;
+	char buf[64];
+	int fd, err = 0;
+
+	if (!s->snapshot)
+		return 0;
+	link = bpf_program__attach_iter(s->skel->progs.snapshot_threads, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
+int session__start(struct session *s)
+{
+	int err;
+
+	if (s->opts->bpf_stats) {
+		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (s->stats_fd < 0)
+			pr_err("cannot enable BPF run-time stats: %s; --stats will show nothing",
+			       strerror(errno));
+	}
+	s->start_ns = now_ns();
+	s->skel->bss->window_start_ns = s->start_ns;
+	err = wprof_bpf__attach(s->skel);
+	if (err) {
+		pr_err("cannot attach to the scheduler tracepoints: %s", strerror(-err));
+		return err;
+	}
+	err = attach_sampler(s);
+	if (err)
+		return err;
+	s->running = true;
+	err = run_snapshot(s);
+	if (err)
+		pr_err("cannot snapshot the threads at the window's start: %s", strerror(-err));
+	return err;
+}
+
+void session__stop(struct session *s)
+{
+	if (!s->running)
+		return;
+	/* detach everything first: the maps are read only once nothing writes them */
+	for (int i = 0; i < s->nr_links; i++) {
+		bpf_link__destroy(s->links[i]);
+		close(s->pfds[i]);
+		s->links[i] = NULL;
+	}
+	s->nr_links = 0;
+	wprof_bpf__detach(s->skel);
+	s->end_ns = now_ns();
+	s->running = false;
+}
+
+__u64 session__window_start_ns(const struct session *s)
+{
+	return s->start_ns;
+}
+
+__u64 session__window_end_ns(const struct session *s)
+{
+	return s->end_ns ? s->end_ns : now_ns();
+}
+
+const char *session__attach_kind(const struct session *s)
+{
+	return s->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+int session__for_each_count(struct session *s, session_count_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts), err;
+	struct wprof_key key, next, *prev = NULL;
+	struct wprof_val val;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue; /* deleted meanwhile: cannot happen once detached */
+		err = fn(&key, &val, ctx);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.threads), err;
+	__u32 key, next, *prev = NULL;
+	struct wprof_thread t;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		err = fn(&t, ctx);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
+{
+	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
+		return -errno;
+	if (out->nr > WPROF_MAX_STACK_DEPTH)
+		out->nr = WPROF_MAX_STACK_DEPTH;
+	return 0;
+}
+
+void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
+
+	memset(stats, 0, sizeof(__u64) * WPROF_STAT_CNT);
+	if (!vals)
+		return;
+	for (__u32 i = 0; i < WPROF_STAT_CNT; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			stats[i] += vals[c];
+	}
+	free(vals);
+}
+
+void session__print_prog_stats(struct session *s, FILE *f)
+{
+	struct bpf_program *prog;
+	struct rusage ru;
+
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(f, "wprof: bpf %-16s %10llu runs %12llu ns total %8.0f ns/run\n",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns,
+			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
+	}
+	if (!getrusage(RUSAGE_SELF, &ru))
+		fprintf(f, "wprof: peak RSS %ld KiB\n", ru.ru_maxrss);
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	session__stop(s);
+	wprof_bpf__destroy(s->skel);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	free(s->links);
+	free(s->pfds);
+	free(s);
+}

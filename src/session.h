@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef WPROF_SESSION_H
+#define WPROF_SESSION_H
+
+#include <stdio.h>
+
+#include "opts.h"
+#include "wprof.h"
+
+/*
+ * The BPF side of one recording: load, attach, detach, and reading the maps
+ * once the programs are detached (never while they still write them).
+ */
+struct session;
+
+/* Prints one error line saying what failed and what to do; returns -errno. */
+int session__open(const struct record_opts *opts, struct session **out);
+void session__free(struct session *s); /* NULL ok */
+
+int session__add_target(struct session *s, __u32 id);
+/* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */
+void session__gate_until_exec(struct session *s, __u32 tgid);
+int session__start(struct session *s);
+void session__stop(struct session *s);
+__u64 session__window_start_ns(const struct session *s);
+__u64 session__window_end_ns(const struct session *s);
+const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_tp" */
+
+typedef int (*session_count_fn)(const struct wprof_key *k, const struct wprof_val *v, void *ctx);
+typedef int (*session_thread_fn)(const struct wprof_thread *t, void *ctx);
+int session__for_each_count(struct session *s, session_count_fn fn, void *ctx);
+int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx);
+/* Frames of stack `id`, leaf first. 0 or -ENOENT. */
+int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
+void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
+/* With --stats: the kernel's run-time statistics of each attached program. */
+void session__print_prog_stats(struct session *s, FILE *f);
+
+#endif /* WPROF_SESSION_H */

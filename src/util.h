@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef WPROF_UTIL_H
+#define WPROF_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+
+/* Every message the tool prints starts with "wprof: ". */
+void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a positive decimal number of seconds ("30", "0.5") into ns. 0 or -EINVAL. */
+int parse_duration_ns(const char *s, __u64 *ns);
+/* Parse a positive integer no larger than max. 0, -EINVAL or -ERANGE. */
+int parse_positive(const char *s, __u64 max, __u64 *out);
+/* Parse "1,2,3" of positive ids, appending to *ids (realloc'd). 0 or -errno. */
+int parse_id_list(const char *s, __u32 **ids, size_t *nr);
+
+__u64 now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+
+/* Read a small /proc file into buf (NUL-terminated). Bytes read or -errno. */
+int read_small_file(const char *path, char *buf, size_t size);
+
+#endif /* WPROF_UTIL_H */
