@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Aggregation of weighted stacks and the "folded" text format that
+ * flamegraph.pl, speedscope and inferno read:
+ *
+ *	frame0;frame1;...;frameN WEIGHT
+ *
+ * one line per distinct stack, root first, weights summed.
+ */
+#ifndef WPROF_FOLDED_H
+#define WPROF_FOLDED_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct folded;
+
+/* Returns NULL and sets errno on failure. */
+struct folded *folded__new(void);
+/* NULL is ok. */
+void folded__free(struct folded *f);
+
+/*
+ * Add @weight to the stack made of @frames[0..@nr) (root first). Frames are
+ * stored as sanitized copies (see folded__sanitize()), so callers may pass
+ * any string. Identical sanitized sequences are merged, their weights summed
+ * (saturating at U64_MAX rather than wrapping). Returns 0 or -errno
+ * (-EINVAL for @nr == 0: a line without frames is not valid folded text).
+ */
+int folded__add(struct folded *f, const char *const *frames, size_t nr, __u64 weight);
+
+/* Number of distinct stacks added so far. */
+size_t folded__nr(const struct folded *f);
+
+/*
+ * Write every stack as `a;b;c WEIGHT\n`, sorted bytewise by their frames so
+ * the same input always gives the same file. Flushes @out. Returns 0,
+ * -ENOMEM, or -EIO when writing failed.
+ */
+int folded__write(const struct folded *f, FILE *out);
+
+/*
+ * Copy @src into @dst (@size bytes, always NUL-terminated when @size > 0) so
+ * that it is a valid folded frame: ';' becomes ':', control characters
+ * (newline, CR, tab, ...) and DEL become '_', and an empty or NULL @src
+ * becomes "[empty]". Spaces and non-ASCII bytes are kept. A name that does
+ * not fit is cut at a UTF-8 character boundary.
+ */
+void folded__sanitize(char *dst, size_t size, const char *src);
+
+/*
+ * Strict parser of one folded line: frames joined by ';', none empty, none
+ * containing ';' or a control character, then one space, then an unsigned
+ * decimal weight that fits in 64 bits, then nothing but an optional final
+ * '\n' (as getline() returns lines). Frames may contain spaces: the weight
+ * is what follows the last space. Returns 0 and fills @nr_frames and
+ * @weight (either may be NULL), or -EINVAL.
+ */
+int folded__parse_line(const char *line, size_t *nr_frames, __u64 *weight);
+
+#endif /* WPROF_FOLDED_H */
