@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One ELF image's symbols, copied out of libdw into a sorted array with
+ * one entry per address, so that a lookup is a binary search and libdw's
+ * own tables (and the file) can be let go once indexed.
+ *
+ * DWARF, for inlined functions, is only opened on the first
+ * elfsyms__inlines() call, from the fd kept for that purpose; most runs
+ * never need it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+
+#include "demangle.h"
+#include "elfsyms.h"
+#include "hmap.h"
+
+/* Symbols this far back are checked for one that contains an address (nested symbols). */
+#define NESTED_LOOKBACK 8
+#define MAX_BUILD_ID 64
+#define MAX_INLINE_DEPTH 64
+/* Marks a symbol whose name was tried and is not demangled. */
+#define NOT_MANGLED ((char *)1)
+
+struct seg {
+	__u64 off, filesz, vaddr, memsz;
+	bool exec;
+};
+
+struct fsym {
+	__u64 start, end; /* module addresses, [start, end) */
+	__u32 name;	  /* offset in names */
+	bool mangled;
+};
+
+/* The inlined calls at one address. */
+struct inl {
+	int nr;
+	char *names[];
+};
+
+struct elfsyms {
+	int fd; /* -1 once given to libdw or closed */
+	char *path;
+	const char *base;
+	unsigned char build_id[MAX_BUILD_ID];
+	size_t build_id_len;
+	int richness;
+	bool indexed;
+	char **debuginfo_path;
+	__u64 bias; /* module address - ELF vaddr */
+	struct seg *segs;
+	size_t nr_segs;
+	struct fsym *syms;
+	size_t nr_syms;
+	char *names;
+	char **demangled; /* parallel to syms, filled on use; NULL until the first */
+	/* DWARF, opened on first use */
+	Dwfl_Callbacks callbacks;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwarf_tried;
+	struct hmap inlines; /* module address -> struct inl */
+};
+
+/* Read the build-id and what the file holds itself; the fd stays open. */
+static int probe(struct elfsyms *e)
+{
+	Elf *elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	const void *id;
+	size_t shstrndx;
+	ssize_t len;
+
+	if (!elf)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -EINVAL;
+	}
+	len = dwelf_elf_gnu_build_id(elf, &id);
+	if (len > 0 && len <= MAX_BUILD_ID) {
+		memcpy(e->build_id, id, len);
+		e->build_id_len = len;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && e->richness < 1)
+			e->richness = 1;
+		name = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && !strcmp(name, ".debug_info"))
+			e->richness = 2;
+	}
+	elf_end(elf);
+	return 0;
+}
+
+struct elfsyms *elfsyms__new(int fd, const char *path)
+{
+	struct elfsyms *e = calloc(1, sizeof(*e));
+	const char *slash;
+	int err;
+
+	if (!e || !(e->path = strdup(path))) {
+		free(e);
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->fd = fd;
+	slash = strrchr(e->path, '/');
+	e->base = slash && slash[1] ? slash + 1 : e->path;
+	/* libelf refuses to work until told which ELF version the caller speaks. */
+	err = elf_version(EV_CURRENT) == EV_NONE ? -EINVAL : probe(e);
+	if (err) {
+		elfsyms__free(e);
+		errno = -err;
+		return NULL;
+	}
+	return e;
+}
+
+size_t elfsyms__build_id(const struct elfsyms *e, const unsigned char **id)
+{
+	*id = e->build_id;
+	return e->build_id_len;
+}
+
+int elfsyms__richness(const struct elfsyms *e)
+{
+	return e->richness;
+}
+
+const char *elfsyms__basename(const struct elfsyms *e)
+{
+	return e->base;
+}
+
+bool elfsyms__indexed(const struct elfsyms *e)
+{
+	return e->indexed;
+}
+
+bool elfsyms__holds_fd(const struct elfsyms *e)
+{
+	return e->fd >= 0;
+}
+
+/* ---- indexing ---- */
+
+struct tsym {
+	__u64 start, size;
+	const char *name;
+	__u32 rank;
+};
+
+/*
+ * Several names at one address (aliases such as nanosleep/__nanosleep):
+ * prefer what a reader knows: non-local, fewer leading underscores, global
+ * over weak, shorter.
+ */
+static __u32 sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+	__u32 underscores = 0, len = strnlen(name, 0xffff);
+
+	while (name[underscores] == '_' && underscores < 15)
+		underscores++;
+	return (bind == STB_LOCAL) << 24 | underscores << 20 | (bind != STB_GLOBAL) << 19 | len;
+}
+
+static int tsym_cmp(const void *a, const void *b)
+{
+	const struct tsym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Length of @name without a symbol version ("memcpy@@GLIBC_2.14", "x@GLIBC_2.2.5"). */
+static size_t unversioned_len(const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+
+	return at ? (size_t)(at - name) : strlen(name);
+}
+
+static int read_segments(struct elfsyms *e, Elf *elf)
+{
+	size_t nr, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nr))
+		return -EINVAL;
+	e->segs = calloc(nr ? nr : 1, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nr_segs++] = (struct seg){
+			.off = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+			.memsz = ph.p_memsz,
+			.exec = ph.p_flags & PF_X,
+		};
+	}
+	return 0;
+}
+
+/* End of the loaded segment holding module address @addr: the limit of a sizeless symbol. */
+static __u64 segment_end(const struct elfsyms *e, __u64 addr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_segs; i++) {
+		__u64 lo = e->segs[i].vaddr + e->bias;
+
+		if (addr >= lo && addr - lo < e->segs[i].memsz)
+			return lo + e->segs[i].memsz;
+	}
+	return addr + 1;
+}
+
+/* Copy libdw's function symbols into a sorted array with one entry per address. */
+static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
+{
+	struct tsym *t = NULL;
+	size_t nr = 0, names_len = 0, i, j;
+	int n = dwfl_module_getsymtab(mod), err = 0;
+
+	if (n <= 0)
+		return 0; /* no symbol table at all: every address falls back */
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 1; i < (size_t)n; i++) {
+		const char *name;
+		GElf_Word shndx;
+		GElf_Addr addr;
+		GElf_Sym sym;
+		int type;
+
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!name || !name[0] || name[0] == '@')
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
+			continue;
+		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name) };
+	}
+	qsort(t, nr, sizeof(*t), tsym_cmp);
+	/* The best-ranked name of each address first; the biggest size of the group. */
+	for (i = 0, j = 0; i < nr; i++) {
+		if (j && t[j - 1].start == t[i].start) {
+			if (t[i].size > t[j - 1].size)
+				t[j - 1].size = t[i].size;
+			continue;
+		}
+		t[j++] = t[i];
+		names_len += unversioned_len(t[i].name) + 1;
+	}
+	nr = j;
+	e->syms = calloc(nr ? nr : 1, sizeof(*e->syms));
+	e->names = malloc(names_len ? names_len : 1);
+	if (!e->syms || !e->names) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0, names_len = 0; i < nr; i++) {
+		struct fsym *fs = &e->syms[i];
+		size_t len = unversioned_len(t[i].name);
+
+		fs->start = t[i].start;
+		if (t[i].size)
+			fs->end = t[i].start + t[i].size;
+		else if (i + 1 < nr)
+			fs->end = t[i + 1].start; /* assembly without .size: up to the next one */
+		else
+			fs->end = segment_end(e, t[i].start);
+		fs->name = names_len;
+		fs->mangled = !strncmp(t[i].name, "_Z", 2) || !strncmp(t[i].name, "_R", 2);
+		memcpy(e->names + names_len, t[i].name, len);
+		e->names[names_len + len] = '\0';
+		names_len += len + 1;
+	}
+	e->nr_syms = nr;
+cleanup:
+	free(t);
+	return err;
+}
+
+/* A Dwfl holding just this file, reported at 0: module addresses are the ELF's vaddrs. */
+static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
+{
+	Dwfl_Module *mod;
+
+	*dwfl = dwfl_begin(&e->callbacks);
+	if (!*dwfl)
+		return NULL;
+	mod = dwfl_report_elf(*dwfl, e->base, e->path, e->fd, 0, true);
+	if (mod)
+		e->fd = -1; /* libdw's now, closed by dwfl_end() */
+	if (dwfl_report_end(*dwfl, NULL, NULL) || !mod)
+		return NULL;
+	return mod;
+}
+
+void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
+{
+	int fd = -1, saved;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	Dwfl *dwfl;
+	Elf *elf;
+
+	if (e->indexed)
+		return;
+	e->indexed = true;
+	e->debuginfo_path = debuginfo_path;
+	/*
+	 * libdw's standard callbacks find separate debug files by build-id
+	 * under each absolute directory of the path, by .gnu_debuglink next to
+	 * the file and under those directories, and last through debuginfod.
+	 */
+	e->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = e->debuginfo_path,
+	};
+	if (e->fd < 0)
+		return;
+	if (keep_fd)
+		fd = dup(e->fd); /* for DWARF later: this one goes to libdw now */
+	mod = report(e, &dwfl);
+	if (!mod)
+		goto cleanup;
+	elf = dwfl_module_getelf(mod, &bias);
+	e->bias = bias;
+	if (!elf || read_segments(e, elf))
+		goto cleanup;
+	read_symbols(e, mod);
+cleanup:
+	dwfl_end(dwfl);
+	saved = e->fd;
+	if (saved >= 0)
+		close(saved);
+	e->fd = fd;
+}
+
+bool elfsyms__addr(struct elfsyms *e, __u64 file_off, bool exec, __u64 *addr)
+{
+	const struct seg *seg = NULL;
+	size_t i;
+
+	/* Segments may share a file page; an executable mapping wants the executable one. */
+	for (i = 0; i < e->nr_segs; i++) {
+		const struct seg *sg = &e->segs[i];
+
+		if (file_off < sg->off || file_off - sg->off >= sg->filesz)
+			continue;
+		if (!seg || (sg->exec == exec && seg->exec != exec))
+			seg = sg;
+	}
+	if (!seg)
+		return false;
+	*addr = file_off - seg->off + seg->vaddr + e->bias;
+	return true;
+}
+
+const char *elfsyms__find(struct elfsyms *e, __u64 addr)
+{
+	size_t i, lo = 0, hi = e->nr_syms;
+	struct fsym *fs = NULL;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i > 0 && lo - i < NESTED_LOOKBACK; i--) {
+		if (addr < e->syms[i - 1].end) {
+			fs = &e->syms[i - 1];
+			break;
+		}
+	}
+	if (!fs)
+		return NULL;
+	if (!fs->mangled)
+		return e->names + fs->name;
+	/* Demangled on first use: most symbols of a big C++ library never are. */
+	if (!e->demangled && !(e->demangled = calloc(e->nr_syms, sizeof(*e->demangled))))
+		return e->names + fs->name;
+	i = fs - e->syms;
+	if (!e->demangled[i]) {
+		e->demangled[i] = demangle__name(e->names + fs->name);
+		if (!e->demangled[i])
+			e->demangled[i] = NOT_MANGLED;
+	}
+	return e->demangled[i] == NOT_MANGLED ? e->names + fs->name : e->demangled[i];
+}
+
+/* ---- inlined functions ---- */
+
+/* The name of an inlined call: its linkage name demangled (qualified), else its plain name. */
+static char *inline_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = NULL;
+	char *res;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
+		name = dwarf_formstring(&attr);
+		res = name ? demangle__name(name) : NULL;
+		if (res)
+			return res;
+	}
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	return strdup(name ? name : "[inlined]");
+}
+
+static void inl_free(struct inl *in)
+{
+	int i;
+
+	for (i = 0; in && i < in->nr; i++)
+		free(in->names[i]);
+	free(in);
+}
+
+static struct inl *lookup_inlines(struct elfsyms *e, __u64 addr)
+{
+	Dwarf_Die *cu, *scopes = NULL, *calls[MAX_INLINE_DEPTH];
+	int nscopes, i, nr = 0;
+	struct inl *in;
+	Dwarf_Addr bias;
+
+	cu = e->mod ? dwfl_module_addrdie(e->mod, addr, &bias) : NULL;
+	nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	/* scopes[0] is the innermost; the calls read from the outermost in. */
+	for (i = nscopes - 1; i >= 0 && nr < MAX_INLINE_DEPTH; i--)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			calls[nr++] = &scopes[i];
+	in = calloc(1, sizeof(*in) + nr * sizeof(in->names[0]));
+	for (i = 0; in && i < nr; i++) {
+		in->names[i] = inline_name(calls[i]);
+		if (!in->names[i])
+			break;
+		in->nr++;
+	}
+	free(scopes);
+	return in;
+}
+
+int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max)
+{
+	struct inl *in = hmap__get(&e->inlines, addr, 0);
+	void *old;
+	int i;
+
+	if (!e->indexed)
+		return 0;
+	if (!e->dwarf_tried) {
+		e->dwarf_tried = true;
+		if (e->fd >= 0)
+			e->mod = report(e, &e->dwfl);
+	}
+	if (!e->mod)
+		return 0;
+	if (!in) {
+		in = lookup_inlines(e, addr);
+		if (!in)
+			return 0;
+		if (hmap__put(&e->inlines, addr, 0, in, &old)) {
+			inl_free(in);
+			return 0;
+		}
+	}
+	for (i = 0; i < in->nr && i < max; i++)
+		names[i] = in->names[i];
+	return i;
+}
+
+void elfsyms__free(struct elfsyms *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	if (e->fd >= 0)
+		close(e->fd);
+	dwfl_end(e->dwfl);
+	for (i = 0; e->demangled && i < e->nr_syms; i++)
+		if (e->demangled[i] != NOT_MANGLED)
+			free(e->demangled[i]);
+	for (i = 0; i < e->inlines.cap; i++)
+		inl_free(e->inlines.slots[i].val);
+	hmap__clear(&e->inlines);
+	free(e->demangled);
+	free(e->path);
+	free(e->segs);
+	free(e->syms);
+	free(e->names);
+	free(e);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Parser of /proc/PID/maps: the address ranges of a process and the files
+ * mapped there, which the symbolizer needs to turn an address into
+ * (file, file offset).
+ */
+#ifndef WPROF_PROCMAPS_H
+#define WPROF_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct proc_map {
+	__u64 start, end; /* [start, end) */
+	__u64 pgoff;	  /* file offset of start */
+	__u64 inode;
+	__u32 dev_major, dev_minor;
+	char perms[5]; /* "r-xp" */
+	/*
+	 * NULL for anonymous memory; kernel pseudo names ("[vdso]", "[heap]",
+	 * "[anon:name]") are kept. A " (deleted)" suffix is stripped and
+	 * recorded in @deleted.
+	 */
+	char *path;
+	bool deleted;
+};
+
+struct proc_maps {
+	struct proc_map *maps; /* sorted by start */
+	size_t nr;
+};
+
+/*
+ * Parse maps text from @f into @out (to free with procmaps__free()).
+ * 0 or -errno; -EINVAL on a malformed line.
+ */
+int procmaps__parse(FILE *f, struct proc_maps *out);
+/* Read /proc/@pid/maps. -ESRCH if the process is gone. */
+int procmaps__read(int pid, struct proc_maps *out);
+/* The mapping that contains @addr, or NULL. */
+const struct proc_map *procmaps__find(const struct proc_maps *m, __u64 addr);
+/*
+ * Open the file mapped at @m in @pid, read-only: through /proc/PID/map_files
+ * (the very file, even deleted; needs CAP_SYS_ADMIN), else through
+ * /proc/PID/root/PATH (the process's mount namespace), else PATH itself if it
+ * is the same (dev, inode). Only regular files are opened. An fd or -errno.
+ */
+int procmaps__open_file(int pid, const struct proc_map *m);
+/* Read @len bytes at @addr of @pid's memory (/proc/PID/mem). 0 or -errno (-EIO if short). */
+int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
+/* Frees the maps and resets @m to empty; NULL is ok. */
+void procmaps__free(struct proc_maps *m);
+
+static inline bool proc_map__is_exec(const struct proc_map *m)
+{
+	return m->perms[2] == 'x';
+}
+
+#endif /* WPROF_PROCMAPS_H */
