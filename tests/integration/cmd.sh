@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `wprof record -- sleepburn`: the burner thread loops { 30 ms of CPU in
+# burn_cpu(); 170 ms in nanosleep() }, so ~15% on-CPU, ~85% off-CPU. Its own
+# report (CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC) is the ground truth.
+#
+# Tolerances, for 5 s of run time (25 loops, ~0.75 s on-CPU):
+# - On-CPU weight is sampled at 99 Hz (period 10.1 ms): a 30 ms burst gets 2
+#   or 3 samples (2.97 on average). With a random sampling phase per burst the
+#   count per burst has a standard deviation of sqrt(0.97 * 0.03) = 0.17
+#   samples, so 0.85 samples (~9 ms) over 25 bursts. The phase is not quite
+#   random, but the 200 ms loop is 19.8 sampling periods, so it drifts by 0.2
+#   period per loop and a systematic bias cancels every 5 loops: at most about
+#   1 sample per 5 bursts, 5 samples (50 ms) over the run.
+# - Off-CPU weight comes from switch timestamps: exact to microseconds.
+# So the on-CPU share of the burner is within 50 ms / 5 s = 1 percentage
+# point of the truth; we allow 2 points, which still catches a lost or
+# double-counted sleep per ~10 loops, a wrong sampling period, or time missing
+# at the thread's start or end. on+off must equal the burner's wall time
+# within 60 ms (50 ms of sampling bias, 10 ms for the thread's life before its
+# first and after its last clock reading).
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload sleepburn
+
+run_wprof rec record -d 20 -o "$TMP/out.folded" -- \
+	"$WORKLOADS/sleepburn" -n 5 -q -r "$TMP/report"
+check_wprof_ok rec
+check "nothing on stdout with -o" test ! -s "$TMP/rec.out"
+# -d 20 is only a safety net: recording must end when the command exits.
+check_le "wprof ended with its command (ms)" "$ELAPSED_MS" 15000
+[ -s "$TMP/report" ] || fatal "sleepburn wrote no report"
+[ -s "$TMP/out.folded" ] || fatal "no output"
+check_folded "$TMP/out.folded"
+
+cpu_us=$(($(report_get "$TMP/report" cpu_ns) / 1000))
+wall_us=$(($(report_get "$TMP/report" wall_ns) / 1000))
+on=$(fold_sum "$TMP/out.folded" on-cpu burner)
+off=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner)
+total=$((on + off))
+log "ground truth: burner cpu ${cpu_us} us, wall ${wall_us} us; wprof: on $on us, off $off us"
+
+check_near "burner on+off weight vs its wall time (us)" "$total" "$wall_us" 60000
+check_near "burner on-CPU share (%)" "$(calc "100 * $on / ($total ? $total : 1)")" \
+	"$(calc "100 * $cpu_us / $wall_us")" 2
+check_near "burner off-CPU share (%)" "$(calc "100 * $off / ($total ? $total : 1)")" \
+	"$(calc "100 - 100 * $cpu_us / $wall_us")" 2
+
+# Stacks. burn_cpu() reads the clock only every ~100 us of arithmetic, so it is
+# in nearly every on-CPU stack; 10% is left for samples in the wakeup path.
+burn=$(fold_sum "$TMP/out.folded" on-cpu burner burn_cpu)
+check_ge "share of burner on-CPU weight in burn_cpu (%)" "$(calc "100 * $burn / ($on ? $on : 1)")" 90
+# Root first: the thread function is rootward of burn_cpu.
+ordered=$(fold_sum_ordered "$TMP/out.folded" on-cpu burner burner_main burn_cpu)
+check_ge "share of burner on-CPU weight with burner_main before burn_cpu (%)" \
+	"$(calc "100 * $ordered / ($on ? $on : 1)")" 90
+
+# Off-CPU: all sleeps are nanosleep() calls; what is left (< 10%) is waiting
+# for a CPU after being preempted while burning.
+nsl=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner '.*nanosleep.*')
+check_ge "share of burner off-CPU weight under a *nanosleep* frame (%)" \
+	"$(calc "100 * $nsl / ($off ? $off : 1)")" 90
+sleep_w=$(fold_sum "$TMP/out.folded" off-cpu:sleep burner)
+check_ge "share of burner off-CPU weight tagged off-cpu:sleep (nanosleep is TASK_INTERRUPTIBLE) (%)" \
+	"$(calc "100 * $sleep_w / ($off ? $off : 1)")" 90
+# A thread leaves the CPU inside the kernel, so off-CPU stacks end in kernel frames.
+kern=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner '.*_[[]k[]]')
+check_ge "share of burner off-CPU weight with kernel frames (%)" \
+	"$(calc "100 * $kern / ($off ? $off : 1)")" 90
+bad=$(fold_bad_kernel_order "$TMP/out.folded")
+check "kernel (_[k]) frames are only at the leaf end" test -z "$bad"
+[ -n "$bad" ] && echo "$bad" | head -3 | sed 's/^/#   /'
+# The workload's own functions must be named, not module+0xOFFSET.
+check "no unsymbolized sleepburn+0x frame" \
+	sh -c "! grep -q 'sleepburn+0x' '$TMP/out.folded'"
+
+badtags=$(fold_field "$TMP/out.folded" tag | grep -Ev '^(on-cpu|off-cpu:(sleep|disk|runqueue))$')
+check "only on-cpu and off-cpu:{sleep,disk,runqueue} tags (unexpected: ${badtags:-none})" \
+	test -z "$badtags"
+
+# Default output is stdout.
+run_wprof stdout record -d 20 -- "$WORKLOADS/sleepburn" -n 1 -q
+check_wprof_ok stdout
+check_folded "$TMP/stdout.out"
+check "burner's burn_cpu in stdout output" test "$(fold_sum "$TMP/stdout.out" on-cpu burner burn_cpu)" -gt 0
+finish

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# -F HZ: an on-CPU sample weighs 1e6/HZ us, so the burner's on-CPU weight
+# matches its CPU time (15 bursts of 30 ms = ~0.45 s in 3 s) at any rate.
+# Tolerances from the per-burst sampling error (see cmd.sh):
+# - 199 Hz: 5.97 samples per burst, sd 0.17 per burst, ~0.7 samples (3 ms)
+#   over 15 bursts, phase bias <= ~3 samples (15 ms) -> 10% of 0.45 s.
+# - 49 Hz: 1.47 samples per burst, sd 0.5 per burst, 1.9 samples (39 ms,
+#   9%) over 15 bursts -> 3 sd, 30%. A weight that ignores -F is off by
+#   2x in either case.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload sleepburn
+
+for hz_tol in 199:0.10 49:0.30; do
+	hz=${hz_tol%:*}
+	tol=${hz_tol#*:}
+	run_wprof "f$hz" record -F "$hz" -d 20 -o "$TMP/f$hz.folded" -- \
+		"$WORKLOADS/sleepburn" -n 3 -q -r "$TMP/report$hz"
+	check_wprof_ok "f$hz"
+	[ -s "$TMP/f$hz.folded" ] || { not_ok "-F $hz: no output"; continue; }
+	check_folded "$TMP/f$hz.folded"
+	cpu_us=$(($(report_get "$TMP/report$hz" cpu_ns) / 1000))
+	on=$(fold_sum "$TMP/f$hz.folded" on-cpu burner)
+	check_near "-F $hz: burner on-CPU weight vs its CPU time (us)" "$on" "$cpu_us" \
+		"$(calc "$tol * $cpu_us")"
+done
+finish

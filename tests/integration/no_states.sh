@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# --no-states: the only tags are on-cpu and off-cpu, and the burner's time
+# is the same split as with states (its off-CPU share ~85%, within the
+# 2 points derived in cmd.sh plus 1 for the shorter 3 s run).
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload sleepburn
+
+run_wprof rec record --no-states -d 20 -o "$TMP/out.folded" -- \
+	"$WORKLOADS/sleepburn" -n 3 -q -r "$TMP/report"
+check_wprof_ok rec
+[ -s "$TMP/out.folded" ] || fatal "no output"
+check_folded "$TMP/out.folded"
+
+tags=$(fold_field "$TMP/out.folded" tag | tr '\n' ' ')
+check "tags are exactly off-cpu and on-cpu (got: $tags)" test "$tags" = "off-cpu on-cpu "
+cpu_us=$(($(report_get "$TMP/report" cpu_ns) / 1000))
+wall_us=$(($(report_get "$TMP/report" wall_ns) / 1000))
+on=$(fold_sum "$TMP/out.folded" on-cpu burner)
+off=$(fold_sum "$TMP/out.folded" off-cpu burner)
+check_near "burner off-CPU share (%)" "$(calc "100 * $off / ($on + $off ? $on + $off : 1)")" \
+	"$(calc "100 - 100 * $cpu_us / $wall_us")" 3
+finish

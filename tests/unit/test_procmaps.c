@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests of src/procmaps.c: the /proc/PID/maps parser and lookup. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "procmaps.h"
+#include "unit.h"
+
+static int parse_text(const char *text, struct proc_maps *out)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int err;
+
+	if (!f) {
+		/* fmemopen() refuses size 0: an empty file is /dev/null. */
+		f = fopen("/dev/null", "r");
+		if (!f)
+			return -errno;
+	}
+	err = procmaps__parse(f, out);
+	fclose(f);
+	return err;
+}
+
+static const char sample[] =
+	"55d0c8a00000-55d0c8a01000 r--p 00000000 fe:01 1837                      /usr/bin/my prog\n"
+	"55d0c8a01000-55d0c8a21000 r-xp 00001000 fe:01 1837                      /usr/bin/my prog\n"
+	"55d0c9000000-55d0c9021000 rw-p 00000000 00:00 0                          [heap]\n"
+	"7f1c2e400000-7f1c2e428000 r-xp 00028000 103:02 99 /tmp/lib old.so (deleted)\n"
+	"7f1c2e500000-7f1c2e501000 rw-p 00000000 00:00 0 \n"
+	"7f1c2e600000-7f1c2e601000 rw-p 00000000 00:00 0\n"
+	"7ffd1a3f0000-7ffd1a3f2000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+
+static void test_parse(void)
+{
+	struct proc_maps m;
+	const struct proc_map *p;
+	int err;
+
+	err = parse_text(sample, &m);
+	CHECK_EQ_S64(err, 0, "sample maps parse");
+	if (err)
+		return;
+	CHECK_EQ_U64(m.nr, 8, "all lines, the last one without newline");
+
+	p = &m.maps[1];
+	CHECK_EQ_U64(p->start, 0x55d0c8a01000ULL, "start");
+	CHECK_EQ_U64(p->end, 0x55d0c8a21000ULL, "end");
+	CHECK_EQ_U64(p->pgoff, 0x1000, "offset");
+	CHECK_EQ_U64(p->dev_major, 0xfe, "dev major");
+	CHECK_EQ_U64(p->dev_minor, 1, "dev minor");
+	CHECK_EQ_U64(p->inode, 1837, "inode");
+	CHECK_STREQ(p->perms, "r-xp", "perms");
+	CHECK(proc_map__is_exec(p), "r-xp is executable");
+	CHECK(!proc_map__is_exec(&m.maps[0]), "r--p is not executable");
+	CHECK_STREQ(p->path, "/usr/bin/my prog", "path with a space");
+	CHECK(!p->deleted, "not deleted");
+
+	CHECK_STREQ(m.maps[2].path, "[heap]", "pseudo path kept");
+	p = &m.maps[3];
+	CHECK_STREQ(p->path, "/tmp/lib old.so", "(deleted) suffix stripped");
+	CHECK(p->deleted, "deleted flagged");
+	CHECK_EQ_U64(p->dev_major, 0x103, "3-digit major");
+	CHECK(!m.maps[4].path, "anon with trailing space: no path");
+	CHECK(!m.maps[5].path, "anon without trailing space: no path");
+	CHECK_STREQ(m.maps[6].path, "[vdso]", "vdso");
+	CHECK_EQ_U64(m.maps[7].start, 0xffffffffff600000ULL, "vsyscall start (64-bit)");
+	CHECK_STREQ(m.maps[7].perms, "--xp", "vsyscall perms");
+	procmaps__free(&m);
+	CHECK(!m.maps && !m.nr, "free resets");
+	procmaps__free(&m);
+	procmaps__free(NULL);
+}
+
+static void test_find(void)
+{
+	struct proc_maps m;
+	const struct proc_map *p;
+
+	if (!CHECK_EQ_S64(parse_text(sample, &m), 0, "sample maps parse"))
+		return;
+	p = procmaps__find(&m, 0x55d0c8a01000ULL);
+	CHECK(p == &m.maps[1], "first byte of a mapping");
+	p = procmaps__find(&m, 0x55d0c8a20fffULL);
+	CHECK(p == &m.maps[1], "last byte of a mapping");
+	p = procmaps__find(&m, 0x55d0c8a00fffULL);
+	CHECK(p == &m.maps[0], "last byte of the previous mapping");
+	CHECK(!procmaps__find(&m, 0x55d0c8a21000ULL), "end is exclusive (gap after it)");
+	CHECK(!procmaps__find(&m, 0x1000), "below every mapping");
+	CHECK(!procmaps__find(&m, 0), "address 0");
+	p = procmaps__find(&m, ~0ULL - 0x100);
+	CHECK(!p, "above every mapping");
+	p = procmaps__find(&m, 0xffffffffff600010ULL);
+	CHECK(p == &m.maps[7], "last mapping");
+	procmaps__free(&m);
+
+	m.maps = NULL;
+	m.nr = 0;
+	CHECK(!procmaps__find(&m, 0x1000), "empty maps");
+	CHECK(!procmaps__find(NULL, 0x1000), "NULL maps");
+}
+
+static void test_unsorted(void)
+{
+	struct proc_maps m;
+
+	if (!CHECK_EQ_S64(parse_text("3000-4000 r-xp 0 0:0 0\n1000-2000 r-xp 0 0:0 0\n", &m), 0,
+			  "unsorted input parses"))
+		return;
+	CHECK(m.nr == 2 && m.maps[0].start == 0x1000, "sorted by start");
+	CHECK(procmaps__find(&m, 0x1800) == &m.maps[0], "found after sorting");
+	procmaps__free(&m);
+}
+
+static void test_empty(void)
+{
+	struct proc_maps m;
+
+	CHECK_EQ_S64(parse_text("", &m), 0, "empty input");
+	CHECK_EQ_U64(m.nr, 0, "no mappings");
+	procmaps__free(&m);
+	CHECK_EQ_S64(parse_text("\n\n", &m), 0, "blank lines only");
+	CHECK_EQ_U64(m.nr, 0, "blank lines are no mappings");
+	procmaps__free(&m);
+}
+
+static void test_malformed(void)
+{
+	static const char *const bad[] = {
+		"garbage\n",
+		"1000-2000\n",
+		"1000 2000 r-xp 00000000 00:00 0\n",
+		"1000-2000 r-xp 00000000 00:00\n",
+		"1000-2000 r-xp 00000000 0000 0 /x\n",
+		"1000-2000 rwxq 00000000 00:00 0\n",
+		"1000-2000 r-x 00000000 00:00 0\n",
+		"1000-2000 r-xp 0000000g 00:00 0\n",
+		"1000-2000 r-xp 00000000 00:00 12ab /x\n",
+		"2000-1000 r-xp 00000000 00:00 0\n",
+		"1000-1000 r-xp 00000000 00:00 0\n",
+		"-2000 r-xp 00000000 00:00 0\n",
+		"11112222333344445-ffffffffffffffff r-xp 0 00:00 0\n",
+		"1000-2000 r-xp 00000000 00:00 99999999999999999999999 /x\n",
+		"1000-2000 r-xp 00000000 1ffffffff:00 0 /x\n",
+		"1000-2000 r-xp 00000000 00:00 0 /ok\nbroken line\n",
+	};
+	struct proc_maps m;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m.maps = (void *)1; /* must be reset even on failure */
+		CHECK_EQ_S64(parse_text(bad[i], &m), -EINVAL, "malformed: %s", bad[i]);
+		CHECK(!m.maps && !m.nr, "nothing returned for: %s", bad[i]);
+	}
+}
+
+/* Random bytes and mutated lines: any result is fine, a crash or leak is not. */
+static void test_fuzz(void)
+{
+	char text[512];
+	struct proc_maps m;
+	unsigned int seed = 42, i, j, ok = 0;
+
+	for (i = 0; i < 20000; i++) {
+		size_t len = strlen(sample) < sizeof(text) - 1 ? strlen(sample) : sizeof(text) - 1;
+
+		memcpy(text, sample, len);
+		text[len] = '\0';
+		for (j = 0; j < 1 + i % 4; j++) {
+			size_t at = rand_r(&seed) % len;
+
+			text[at] = i % 3 ? " -:0a\n("[rand_r(&seed) % 7] : rand_r(&seed) % 255 + 1;
+		}
+		if (!parse_text(text, &m)) {
+			ok++;
+			procmaps__find(&m, 0x55d0c8a01234ULL);
+			procmaps__free(&m);
+		}
+	}
+	CHECK(1, "20000 mutated inputs without a crash (%u parsed)", ok);
+}
+
+static void test_read_self(void)
+{
+	struct proc_maps m;
+	const struct proc_map *p;
+
+	if (!CHECK_EQ_S64(procmaps__read(getpid(), &m), 0, "read /proc/self maps"))
+		return;
+	p = procmaps__find(&m, (unsigned long)test_read_self);
+	CHECK(p && proc_map__is_exec(p), "own code is in an executable mapping");
+	CHECK(p && p->path && strstr(p->path, "test_procmaps"), "own code maps our binary (%s)",
+	      p && p->path ? p->path : "none");
+	procmaps__free(&m);
+	CHECK_EQ_S64(procmaps__read(0x7ffffff0, &m), -ESRCH, "nonexistent pid: -ESRCH");
+	CHECK_EQ_S64(procmaps__read(-1, &m), -EINVAL, "negative pid: -EINVAL");
+}
+
+static void test_open_file(void)
+{
+	static const char secret[] = "wprof procmaps read_mem";
+	struct proc_maps m;
+	const struct proc_map *p;
+	struct stat st;
+	char buf[sizeof(secret)];
+	int fd;
+
+	if (!CHECK_EQ_S64(procmaps__read(getpid(), &m), 0, "read /proc/self maps"))
+		return;
+	p = procmaps__find(&m, (unsigned long)test_open_file);
+	fd = p ? procmaps__open_file(getpid(), p) : -1;
+	CHECK(fd >= 0 && !fstat(fd, &st) && st.st_ino == p->inode,
+	      "opens the file of our code mapping (%d)", fd);
+	if (fd >= 0)
+		close(fd);
+	p = procmaps__find(&m, (unsigned long)&fd);
+	CHECK(p && procmaps__open_file(getpid(), p) < 0, "no file behind the stack");
+
+	CHECK_EQ_S64(procmaps__read_mem(getpid(), (unsigned long)secret, buf, sizeof(buf)), 0,
+		     "read our own memory");
+	CHECK(!memcmp(buf, secret, sizeof(buf)), "same bytes");
+	CHECK(procmaps__read_mem(getpid(), 0x1000, buf, sizeof(buf)) < 0, "unmapped memory fails");
+	CHECK_EQ_S64(procmaps__read_mem(0x7ffffff0, 0x1000, buf, sizeof(buf)), -ESRCH,
+		     "memory of a nonexistent pid: -ESRCH");
+	procmaps__free(&m);
+}
+
+int main(void)
+{
+	test_parse();
+	test_find();
+	test_unsorted();
+	test_empty();
+	test_malformed();
+	test_fuzz();
+	test_read_self();
+	test_open_file();
+	return unit_done();
+}
