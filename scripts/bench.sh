@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# wprof overhead benchmark: throughput of `perf bench sched pipe` (a context
+# switch storm) without a profiler, under `wprof record -a`, under wprof aimed
+# at one idle process, and under a bpftrace off-CPU script (the peer design:
+# stacks summed in the kernel at every switch). Repetitions are interleaved so
+# that drift of this shared machine hits every configuration alike; medians.
+set -u
+OUT=${OUT:-build}
+WPROF=${WPROF:-$OUT/wprof}
+REPS=${BENCH_REPS:-5}
+LOOPS=${BENCH_LOOPS:-60000}
+tmp=$(mktemp -d)
+trap 'kill $idle 2>/dev/null; rm -rf "$tmp"' EXIT
+
+[ "$(id -u)" -eq 0 ] || { echo "bench: needs root (BPF)" >&2; exit 1; }
+# bpftrace's tracepoints need tracefs, which this machine does not mount by default
+if ! [ -e /sys/kernel/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
+pipe_ops() {
+	perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ {print $1}'
+}
+
+# wait until a background tool's log says it is attached
+wait_for() { # file pattern
+	for _ in $(seq 1 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "bench: tool did not start; its log:" >&2
+	cat "$1" >&2
+	return 1
+}
+
+# run_under NAME CMD...: ops/s of one pipe run with CMD running beside it
+run_under() {
+	local name=$1; shift
+	local log=$tmp/$name.log
+	"$@" >/dev/null 2>"$log" &
+	local pid=$!
+	case $name in
+	bpftrace) wait_for "$log" "Attaching" || return 1 ;;
+	*) wait_for "$log" "recording with" || return 1 ;;
+	esac
+	local ops
+	ops=$(pipe_ops)
+	kill -INT $pid
+	wait $pid
+	cat "$log" >>"$tmp/$name.all"
+	echo "$ops"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+cat >"$tmp/offcpu.bt" <<'BT'
+tracepoint:sched:sched_switch
+{
+	@ts[args->prev_pid] = nsecs;
+	@ks[args->prev_pid] = kstack;
+	@us[args->prev_pid] = ustack;
+	$s = @ts[args->next_pid];
+	if ($s) {
+		@off[@ks[args->next_pid], @us[args->next_pid]] = sum(nsecs - $s);
+		delete(@ts[args->next_pid]);
+	}
+}
+END { clear(@ts); clear(@ks); clear(@us); clear(@off); }
+BT
+
+# bpftrace 0.17 gives up where RLIMIT_MEMLOCK cannot be raised (see the shim)
+shim=$tmp/memlock-shim.so
+gcc -shared -fPIC -O2 -Wall -Wextra -Werror "$(dirname "$0")/memlock-shim.c" -o "$shim" -ldl || exit 1
+
+sleep 100000 &
+idle=$!
+
+configs="base wprof-a wprof-p-idle bpftrace"
+for i in $(seq 1 "$REPS"); do
+	for c in $configs; do
+		case $c in
+		base) v=$(pipe_ops) ;;
+		wprof-a) v=$(run_under wprof-a "$WPROF" record -a --stats -o /dev/null) ;;
+		wprof-p-idle) v=$(run_under wprof-p-idle "$WPROF" record -p $idle -o /dev/null) ;;
+		bpftrace) v=$(run_under bpftrace env LD_PRELOAD="$shim" bpftrace "$tmp/offcpu.bt") ;;
+		esac
+		[ -n "$v" ] || { echo "bench: $c produced no figure" >&2; exit 1; }
+		echo "$v" >>"$tmp/$c.ops"
+		printf 'rep %d %-13s %s ops/s\n' "$i" "$c" "$v"
+	done
+done
+
+base=$(median <"$tmp/base.ops")
+echo
+echo "perf bench sched pipe -l $LOOPS, $REPS interleaved repetitions, medians:"
+for c in $configs; do
+	m=$(median <"$tmp/$c.ops")
+	awk -v c="$c" -v m="$m" -v b="$base" \
+		'BEGIN {printf "  %-13s %8.0f ops/s  ratio %.3f  overhead %5.1f%%\n", c, m, m/b, 100*(1-m/b)}'
+done
+echo
+echo "wprof record -a, BPF run time per event (last repetition):"
+grep 'wprof: bpf' "$tmp/wprof-a.all" | tail -n 6 | sed 's/^/  /'
+echo "wprof record -a, peak RSS (median):"
+grep 'peak RSS' "$tmp/wprof-a.all" | awk '{print $4}' | median | sed 's/^/  /; s/$/ KiB/'
