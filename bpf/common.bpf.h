@@ -22,6 +22,10 @@ const volatile __u32 filter_mode __weak = WPROF_FILTER_ALL;
 const volatile bool follow_children __weak = false;
 const volatile bool user_stacks __weak = true;
 const volatile bool kernel_stacks __weak = true;
+const volatile bool record_wakers __weak = false;
+/* Off-CPU parts shorter or longer than these are not added to stacks. */
+const volatile __u64 min_block_ns __weak = 0;
+const volatile __u64 max_block_ns __weak = ~0ULL;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /* Written before attach: events before it are clipped to it. */
@@ -62,6 +66,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct wprof_thread);
 } threads SEC(".maps") __weak;
+
+/* --wakers only (max_entries is set to 1 otherwise) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct wprof_wake_key);
+	__type(value, struct wprof_val);
+} wakes SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct wprof_hist_key);
+	__type(value, __u64);
+} block_hist SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -172,29 +191,21 @@ static __always_inline __u64 capture_stack(void *ctx, __u32 slot, bool user, __u
 	return store_stack(st, user);
 }
 
-/* Add one interval (or one sample) of `delta_ns` to the counts map. */
-static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
-				    __u32 state, __u64 delta_ns)
+/* Add one interval (or one sample) of `delta_ns` to `key` in `map`. */
+static __always_inline void add_val(void *map, const void *key, __u64 delta_ns, __u32 full_stat)
 {
-	struct wprof_key key = {
-		.pid = pid,
-		.tid = tid,
-		.ustack_id = ustack,
-		.kstack_id = kstack,
-		.state = state,
-	};
 	struct wprof_val *val, zero = {};
 	long err;
 
-	val = bpf_map_lookup_elem(&counts, &key);
+	val = bpf_map_lookup_elem(map, key);
 	if (!val) {
-		err = bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST);
+		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
 		if (err && err != -EEXIST) {
-			stat_add(WPROF_STAT_COUNTS_FULL, 1);
+			stat_add(full_stat, 1);
 			stat_add(WPROF_STAT_DROPPED_NS, delta_ns);
 			return;
 		}
-		val = bpf_map_lookup_elem(&counts, &key);
+		val = bpf_map_lookup_elem(map, key);
 		if (!val)
 			return;
 	}
@@ -206,6 +217,20 @@ static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 ks
 	val->total_ns += delta_ns;
 	if (delta_ns > val->max_ns)
 		val->max_ns = delta_ns;
+}
+
+static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
+				    __u32 state, __u64 delta_ns)
+{
+	struct wprof_key key = {
+		.pid = pid,
+		.tid = tid,
+		.ustack_id = ustack,
+		.kstack_id = kstack,
+		.state = state,
+	};
+
+	add_val(&counts, &key, delta_ns, WPROF_STAT_COUNTS_FULL);
 }
 
 #endif /* WPROF_COMMON_BPF_H */

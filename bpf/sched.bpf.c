@@ -131,22 +131,108 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	th->off_state = off_state(preempt, state);
 	th->off_since_ns = now;
 	th->wake_ns = 0;
+	th->waker_ustack_id = 0;
+	th->waker_kstack_id = 0;
 	switch_stacks(ctx, prev, th, typed);
 }
 
-/* Close the thread's off-CPU interval at `now`. */
+static __always_inline __u32 log2_slot(__u64 us)
+{
+	__u32 r = 0, shift;
+
+	shift = (us > 0xffffffffULL) << 5;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xffff) << 4;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xff) << 3;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xf) << 2;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0x3) << 1;
+	us >>= shift;
+	r |= shift;
+	r |= us >> 1;
+	return r < WPROF_HIST_SLOTS ? r : WPROF_HIST_SLOTS - 1;
+}
+
+static __always_inline void hist_add(__u32 pid, __u64 ns)
+{
+	struct wprof_hist_key key = { .pid = pid, .slot = log2_slot(ns / 1000) };
+	__u64 zero = 0, *v;
+
+	v = bpf_map_lookup_elem(&block_hist, &key);
+	if (!v) {
+		bpf_map_update_elem(&block_hist, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&block_hist, &key);
+		if (!v) {
+			stat_add(WPROF_STAT_HIST_FULL, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(v, 1); /* the threads of a process share a bucket */
+}
+
+/* One part of an interval, added to the stacks if it passes the filters. */
+static __always_inline void add_part(struct wprof_thread *th, __u32 state, __u64 ns, bool waker)
+{
+	if (ns < min_block_ns || ns > max_block_ns) {
+		stat_add(WPROF_STAT_FILTERED, 1);
+		return;
+	}
+	/* a blocked part with a known waker goes to `wakes` instead */
+	if (!waker || !record_wakers || !(th->waker_ustack_id | th->waker_kstack_id)) {
+		account(th->pid, th->tid, th->ustack_id, th->kstack_id, state, ns);
+	} else {
+		struct wprof_wake_key key = {
+			.blocked = {
+				.pid = th->pid,
+				.tid = th->tid,
+				.ustack_id = th->ustack_id,
+				.kstack_id = th->kstack_id,
+				.state = state,
+			},
+			.waker_ustack_id = th->waker_ustack_id,
+			.waker_kstack_id = th->waker_kstack_id,
+			.waker_pid = th->waker_pid,
+		};
+
+		__builtin_memcpy(key.waker_comm, th->waker_comm, sizeof(key.waker_comm));
+		add_val(&wakes, &key, ns, WPROF_STAT_WAKES_FULL);
+	}
+}
+
+/*
+ * Close the thread's off-CPU interval at `now`: a blocked interval is split
+ * at its wakeup into the blocked part and the wait for a CPU after it. The
+ * thread's own totals are exact; the stacks get what passes the filters.
+ * src/profile.c closes intervals still open at the window's end the same way.
+ */
 static __always_inline void close_interval(struct wprof_thread *th, __u64 now)
 {
-	__u64 start = th->off_since_ns, wake = th->wake_ns;
+	__u64 start = th->off_since_ns, wake = th->wake_ns, end = now, ns;
+	__u32 state = th->off_state;
 
-	if (th->off_state != WPROF_OFF_RUNQ && wake >= start && wake <= now && wake) {
-		account(th->pid, th->tid, th->ustack_id, th->kstack_id, th->off_state,
-			wake - start);
-		account(th->pid, th->tid, th->ustack_id, th->kstack_id, WPROF_OFF_RUNQ,
-			now - wake);
-	} else {
-		account(th->pid, th->tid, th->ustack_id, th->kstack_id, th->off_state,
-			now - start);
+	if (state >= WPROF_STATE_CNT)
+		return;
+	if (state != WPROF_OFF_RUNQ) {
+		if (wake && wake >= start && wake <= now)
+			end = wake;
+		ns = end - start;
+		th->off_ns[state] += ns;
+		th->blocks++;
+		if (ns > th->max_block_ns)
+			th->max_block_ns = ns;
+		hist_add(th->pid, ns);
+		add_part(th, state, ns, true);
+	}
+	if (now > end || state == WPROF_OFF_RUNQ) {
+		ns = now - (state == WPROF_OFF_RUNQ ? start : end);
+		th->off_ns[WPROF_OFF_RUNQ] += ns;
+		add_part(th, WPROF_OFF_RUNQ, ns, false);
 	}
 	th->off_since_ns = 0;
 	th->wake_ns = 0;
@@ -192,7 +278,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	return 0;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p, bool typed)
+static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool typed)
 {
 	__u32 tid = TASK_READ(p, pid, typed), pid = TASK_READ(p, tgid, typed);
 	struct wprof_thread *th;
@@ -204,6 +290,13 @@ static __always_inline int on_wakeup(struct task_struct *p, bool typed)
 		return 0;
 	stat_add(WPROF_STAT_WAKEUPS, 1);
 	th->wake_ns = bpf_ktime_get_ns();
+	if (record_wakers) {
+		/* the waker is the current task (or what an interrupt landed on) */
+		th->waker_ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_WAKE, true, 0) : 0;
+		th->waker_kstack_id = kernel_stacks ? capture_stack(ctx, SCRATCH_WAKE, false, 0) : 0;
+		bpf_get_current_comm(th->waker_comm, sizeof(th->waker_comm));
+		th->waker_pid = bpf_get_current_pid_tgid() >> 32;
+	}
 	return 0;
 }
 
@@ -281,7 +374,7 @@ int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(tp_wakeup, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(ctx, p, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
@@ -306,7 +399,7 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(raw_wakeup, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(ctx, p, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")

@@ -68,7 +68,33 @@ struct wprof_thread {
 	__u64 fp_ip, fp_sp, fp_fp, fp_ret;
 	__u32 fp_sysnr, fp_state;
 	__u64 fp_ustack_id, fp_kstack_id;
+	/* exact totals, whatever the stack maps and filters keep */
+	__u64 off_ns[WPROF_STATE_CNT];
+	__u64 blocks;       /* intervals in SLEEP or DISK */
+	__u64 max_block_ns; /* longest of them (blocked part) */
+	/* --wakers: who woke the current interval */
+	__u64 waker_ustack_id, waker_kstack_id;
+	__u32 waker_pid;
+	__u32 pad2;
+	char waker_comm[WPROF_COMM_LEN];
 	char comm[WPROF_COMM_LEN];
+};
+
+/* --wakers: blocked time keyed by the blocked stacks and the waker's. */
+struct wprof_wake_key {
+	struct wprof_key blocked;
+	__u64 waker_ustack_id;
+	__u64 waker_kstack_id;
+	__u32 waker_pid; /* tgid */
+	__u32 pad;
+	char waker_comm[WPROF_COMM_LEN];
+};
+
+/* Log2 histogram of block durations per process: bucket k holds [2^k, 2^(k+1)) us. */
+#define WPROF_HIST_SLOTS 32
+struct wprof_hist_key {
+	__u32 pid;
+	__u32 slot;
 };
 
 /* Counters of everything the BPF side saw, did, or had to drop. */
@@ -87,6 +113,9 @@ enum wprof_stat {
 	WPROF_STAT_CACHE_HITS,     /* switch-outs that reused cached stacks */
 	WPROF_STAT_CACHE_CHECKS,   /* cache hits walked anyway to validate */
 	WPROF_STAT_CACHE_MISMATCH, /* validations that found other stacks */
+	WPROF_STAT_FILTERED,       /* intervals outside --min-block/--max-block */
+	WPROF_STAT_WAKES_FULL,     /* waker map full: waker not recorded */
+	WPROF_STAT_HIST_FULL,      /* histogram map full */
 	WPROF_STAT_CNT,
 };
 

@@ -19,6 +19,12 @@ enum {
 	OPT_STATS,
 	OPT_USER_ONLY,
 	OPT_KERNEL_ONLY,
+	OPT_WAKERS,
+	OPT_THREAD_NAME,
+	OPT_COMM,
+	OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK,
+	OPT_NO_IDLE,
 };
 
 static const struct option record_options[] = {
@@ -28,6 +34,13 @@ static const struct option record_options[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "wakers", no_argument, NULL, OPT_WAKERS },
+	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
 	{ "btf", required_argument, NULL, OPT_BTF },
@@ -60,9 +73,20 @@ void cli_usage(FILE *f)
 		"      --user-stacks-only   do not walk kernel stacks\n"
 		"      --kernel-stacks-only do not walk user stacks\n"
 		"      --btf FILE           kernel BTF (default /sys/kernel/btf/vmlinux)\n"
+		"      --wakers             also record who woke each blocked thread, and where\n"
+		"      --min-block TIME     keep only off-CPU intervals at least this long\n"
+		"      --max-block TIME     keep only off-CPU intervals at most this long\n"
+		"                           (TIME: 500us, 2ms, 1s; a bare number is us)\n"
+		"\n"
+		"Selection:\n"
+		"      --thread-name GLOB   only threads whose name matches\n"
+		"      --comm GLOB          only processes whose name matches\n"
+		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
 		"\n"
 		"Output:\n"
-		"  -o, --output FILE        write folded stacks to FILE (default stdout)\n"
+		"  -o, --output FILE        write to FILE (default stdout)\n"
+		"  -f, --format FORMAT      folded (default), json (stacks with count/total/max,\n"
+		"                           threads, block histograms), threads (table)\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
 		"      --stats              report the BPF programs' run time per event\n"
@@ -86,12 +110,13 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 
 	memset(opts, 0, sizeof(*opts));
 	opts->freq_hz = DEFAULT_FREQ_HZ;
+	opts->max_block_ns = ~0ULL;
 	opts->user_stacks = true;
 	opts->kernel_stacks = true;
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, which starts CMD */
-	while ((c = getopt_long(argc, argv, "+:p:t:ad:F:o:vh", record_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:t:ad:F:o:f:vh", record_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 		case 't': {
@@ -124,6 +149,36 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			break;
 		case 'o':
 			opts->output = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "folded"))
+				opts->format = FORMAT_FOLDED;
+			else if (!strcmp(optarg, "json"))
+				opts->format = FORMAT_JSON;
+			else if (!strcmp(optarg, "threads"))
+				opts->format = FORMAT_THREADS;
+			else
+				return bad("format", optarg, "expected folded, json or threads");
+			break;
+		case OPT_WAKERS:
+			opts->wakers = true;
+			break;
+		case OPT_THREAD_NAME:
+			opts->thread_glob = optarg;
+			break;
+		case OPT_COMM:
+			opts->comm_glob = optarg;
+			break;
+		case OPT_MIN_BLOCK:
+			if (parse_time_ns(optarg, &opts->min_block_ns))
+				return bad("--min-block", optarg, "expected a time such as 500us or 2ms");
+			break;
+		case OPT_MAX_BLOCK:
+			if (parse_time_ns(optarg, &opts->max_block_ns))
+				return bad("--max-block", optarg, "expected a time such as 500us or 2ms");
+			break;
+		case OPT_NO_IDLE:
+			opts->no_idle_threads = true;
 			break;
 		case OPT_TAG_LEAF:
 			opts->tag_leaf = true;
@@ -159,6 +214,10 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	}
 	if (!opts->user_stacks && !opts->kernel_stacks) {
 		pr_err("--user-stacks-only and --kernel-stacks-only exclude each other");
+		return -EINVAL;
+	}
+	if (opts->min_block_ns > opts->max_block_ns) {
+		pr_err("--min-block is larger than --max-block; nothing would be kept");
 		return -EINVAL;
 	}
 	if (optind < argc) {

@@ -24,6 +24,8 @@ struct stack_ent {
 	size_t len;
 	__u64 hash;
 	__u64 weight;
+	__u64 count; /* intervals or samples merged here */
+	__u64 max;   /* the largest single one */
 };
 
 struct folded {
@@ -214,6 +216,18 @@ static int grow(struct folded *f)
 
 int folded__add(struct folded *f, const char *const *frames, size_t nr, __u64 weight)
 {
+	return folded__add_stats(f, frames, nr, weight, 1, weight);
+}
+
+static __u64 sat_add(__u64 a, __u64 b)
+{
+	/* Saturate: a wrapped sum would silently shrink a hot stack. */
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
+		      __u64 count, __u64 max)
+{
 	struct stack_ent *e;
 	ssize_t len;
 	__u64 hash;
@@ -228,8 +242,10 @@ int folded__add(struct folded *f, const char *const *frames, size_t nr, __u64 we
 
 	e = find_slot(f->slots, f->cap, f->buf, len, hash);
 	if (e->key) {
-		/* Saturate: a wrapped sum would silently shrink a hot stack. */
-		e->weight = e->weight > UINT64_MAX - weight ? UINT64_MAX : e->weight + weight;
+		e->weight = sat_add(e->weight, weight);
+		e->count = sat_add(e->count, count);
+		if (max > e->max)
+			e->max = max;
 		return 0;
 	}
 
@@ -246,6 +262,8 @@ int folded__add(struct folded *f, const char *const *frames, size_t nr, __u64 we
 	e->len = len;
 	e->hash = hash;
 	e->weight = weight;
+	e->count = count;
+	e->max = max;
 	f->nr++;
 	return 0;
 }
@@ -258,22 +276,45 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-int folded__write(const struct folded *f, FILE *out)
+/* The entries in line order (NULL-free array of f->nr), or NULL. */
+static const struct stack_ent **sorted(const struct folded *f)
 {
 	const struct stack_ent **ents;
-	size_t i, n = 0;
-	int err = 0;
+	size_t n = 0;
 
 	ents = malloc((f->nr ? f->nr : 1) * sizeof(*ents));
 	if (!ents)
-		return -ENOMEM;
-	for (i = 0; i < f->cap; i++) {
+		return NULL;
+	for (size_t i = 0; i < f->cap; i++) {
 		if (f->slots[i].key)
 			ents[n++] = &f->slots[i];
 	}
 	qsort(ents, n, sizeof(*ents), cmp_ent);
+	return ents;
+}
 
-	for (i = 0; i < n; i++) {
+int folded__for_each(const struct folded *f, folded_fn fn, void *ctx)
+{
+	const struct stack_ent **ents = sorted(f);
+	int err = 0;
+
+	if (!ents)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nr && !err; i++)
+		err = fn(ents[i]->key, ents[i]->weight, ents[i]->count, ents[i]->max, ctx);
+	free(ents);
+	return err;
+}
+
+int folded__write(const struct folded *f, FILE *out)
+{
+	const struct stack_ent **ents = sorted(f);
+	size_t i;
+	int err = 0;
+
+	if (!ents)
+		return -ENOMEM;
+	for (i = 0; i < f->nr; i++) {
 		if (fprintf(out, "%s %llu\n", ents[i]->key, (unsigned long long)ents[i]->weight) < 0) {
 			err = -EIO;
 			break;

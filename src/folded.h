@@ -29,6 +29,12 @@ void folded__free(struct folded *f);
  * (-EINVAL for @nr == 0: a line without frames is not valid folded text).
  */
 int folded__add(struct folded *f, const char *const *frames, size_t nr, __u64 weight);
+/* The same, merging `count` intervals whose largest is `max`. */
+int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
+		      __u64 count, __u64 max);
+/* Every stack in line order: `line` is the sanitized frames joined by ';'. */
+typedef int (*folded_fn)(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx);
+int folded__for_each(const struct folded *f, folded_fn fn, void *ctx);
 
 /* Number of distinct stacks added so far. */
 size_t folded__nr(const struct folded *f);

@@ -8,6 +8,12 @@
 
 #include "wprof.h"
 
+enum output_format {
+	FORMAT_FOLDED,
+	FORMAT_JSON,
+	FORMAT_THREADS,
+};
+
 /* Settings of one recording: set once by the CLI, read-only afterwards. */
 struct record_opts {
 	enum wprof_filter filter;
@@ -18,7 +24,13 @@ struct record_opts {
 	__u64 freq_hz;
 	const char *output; /* NULL: stdout */
 	const char *btf_path; /* NULL: /sys/kernel/btf/vmlinux */
+	enum output_format format;
 	bool tag_leaf;
+	bool wakers;
+	const char *thread_glob; /* --thread-name */
+	const char *comm_glob;   /* --comm */
+	__u64 min_block_ns, max_block_ns;
+	bool no_idle_threads;
 	bool no_states;
 	bool bpf_stats;
 	bool user_stacks;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"
 #include "util.h"
 
-/* frames: tag + comm + user + kernel */
-#define MAX_FRAMES (2 + 2 * WPROF_MAX_STACK_DEPTH)
+/* tag, pid, tid, comm, user + kernel frames of two stacks, "--", waker comm */
+#define MAX_FRAMES (6 + 4 * WPROF_MAX_STACK_DEPTH)
 #define NAME_LEN 256
 
 static const char *const state_tags[WPROF_STATE_CNT] = {
@@ -24,6 +25,7 @@ struct builder {
 	const struct record_opts *o;
 	struct folded *out;
 	char (*names)[NAME_LEN]; /* MAX_FRAMES names */
+	size_t nr;               /* names used */
 	struct wprof_stack stack;
 };
 
@@ -41,45 +43,151 @@ static struct thread_acct *find_thread(const struct profile *p, __u32 tid)
 	return bsearch(&key, p->threads, p->nr_threads, sizeof(key), cmp_tid);
 }
 
-static int collect_thread(const struct wprof_thread *t, void *ctx)
+static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid)
 {
-	struct profile *p = ctx;
 	struct thread_acct *n = realloc(p->threads, (p->nr_threads + 1) * sizeof(*n));
 
 	if (!n)
-		return -ENOMEM;
+		return NULL;
 	p->threads = n;
 	n = &p->threads[p->nr_threads++];
 	memset(n, 0, sizeof(*n));
-	n->pid = t->pid;
-	n->tid = t->tid;
-	memcpy(n->comm, t->comm, sizeof(n->comm));
-	n->comm[sizeof(n->comm) - 1] = '\0';
-	n->on_ns = t->on_ns;
+	n->pid = pid;
+	n->tid = tid;
+	return n;
+}
+
+static struct proc_hist *hist_get(struct profile *p, __u32 pid)
+{
+	struct proc_hist *h;
+
+	for (size_t i = 0; i < p->nr_hists; i++)
+		if (p->hists[i].pid == pid)
+			return &p->hists[i];
+	h = realloc(p->hists, (p->nr_hists + 1) * sizeof(*h));
+	if (!h)
+		return NULL;
+	p->hists = h;
+	h = &p->hists[p->nr_hists++];
+	memset(h, 0, sizeof(*h));
+	h->pid = pid;
+	return h;
+}
+
+const struct proc_hist *profile__hist(const struct profile *p, __u32 pid)
+{
+	for (size_t i = 0; i < p->nr_hists; i++)
+		if (p->hists[i].pid == pid)
+			return &p->hists[i];
+	return NULL;
+}
+
+static void hist_add(struct profile *p, __u32 pid, __u64 ns)
+{
+	struct proc_hist *h = hist_get(p, pid);
+	__u64 us = ns / 1000;
+	int slot = 0;
+
+	while (us > 1 && slot < WPROF_HIST_SLOTS - 1) {
+		us >>= 1;
+		slot++;
+	}
+	if (h)
+		h->slots[slot]++;
+}
+
+static int collect_hist(const struct wprof_hist_key *k, __u64 count, void *ctx)
+{
+	struct proc_hist *h = hist_get(ctx, k->pid);
+
+	if (!h)
+		return -ENOMEM;
+	if (k->slot < WPROF_HIST_SLOTS)
+		h->slots[k->slot] += count;
 	return 0;
 }
 
-/* Threads known only from samples (never switched) still get an entry. */
-static int add_sampled_thread(struct profile *p, const struct wprof_key *k)
+/* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
+static int collect_thread(const struct wprof_thread *th, void *ctx)
+{
+	struct builder *b = ctx;
+	__u64 end = session__window_end_ns(b->s), start = th->off_since_ns, wake = th->wake_ns;
+	struct thread_acct *t = new_thread(b->p, th->pid, th->tid);
+
+	if (!t)
+		return -ENOMEM;
+	memcpy(t->comm, th->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	t->on_ns = th->on_ns;
+	memcpy(t->off_ns, th->off_ns, sizeof(t->off_ns));
+	t->blocks = th->blocks;
+	t->max_block_ns = th->max_block_ns;
+	if (th->exit_ns)
+		return 0;
+	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
+		t->on_ns += end - th->oncpu_since_ns;
+	if (!start || end <= start || th->off_state >= WPROF_STATE_CNT)
+		return 0;
+	/* as close_interval() in bpf/sched.bpf.c, at the window's end */
+	if (th->off_state != WPROF_OFF_RUNQ) {
+		__u64 stop = wake && wake >= start && wake <= end ? wake : end;
+
+		t->off_ns[th->off_state] += stop - start;
+		t->blocks++;
+		if (stop - start > t->max_block_ns)
+			t->max_block_ns = stop - start;
+		hist_add(b->p, th->pid, stop - start);
+		t->off_ns[WPROF_OFF_RUNQ] += end - stop;
+	} else {
+		t->off_ns[WPROF_OFF_RUNQ] += end - start;
+	}
+	return 0;
+}
+
+static void finish_thread(const struct profile *p, const struct record_opts *o,
+			  struct thread_acct *t)
+{
+	const struct thread_acct *main = find_thread(p, t->pid);
+	char path[64], comm[WPROF_COMM_LEN + 1];
+
+	t->wall_ns = t->on_ns;
+	for (int k = 1; k < WPROF_STATE_CNT; k++)
+		t->wall_ns += t->off_ns[k];
+	if (main && main->comm[0]) {
+		memcpy(t->pcomm, main->comm, sizeof(t->pcomm));
+	} else {
+		snprintf(path, sizeof(path), "/proc/%u/comm", t->pid);
+		if (read_small_file(path, comm, sizeof(comm)) > 0)
+			comm[strcspn(comm, "\n")] = '\0';
+		else
+			snprintf(comm, sizeof(comm), "%s", t->comm);
+		memcpy(t->pcomm, comm, sizeof(t->pcomm));
+		t->pcomm[sizeof(t->pcomm) - 1] = '\0';
+	}
+	t->selected = (!o->thread_glob || !fnmatch(o->thread_glob, t->comm, 0)) &&
+		      (!o->comm_glob || !fnmatch(o->comm_glob, t->pcomm, 0)) &&
+		      !(o->no_idle_threads && t->on_ns == 0 && t->samples == 0);
+}
+
+/* A thread seen only in samples (it never switched): named from /proc. */
+static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 tid)
 {
 	char path[64], comm[WPROF_COMM_LEN + 1] = "";
-	struct thread_acct *n = realloc(p->threads, (p->nr_threads + 1) * sizeof(*n));
+	struct thread_acct *t = new_thread(b->p, pid, tid);
 
-	if (!n)
-		return -ENOMEM;
-	p->threads = n;
-	n = &p->threads[p->nr_threads++];
-	memset(n, 0, sizeof(*n));
-	n->pid = k->pid;
-	n->tid = k->tid;
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", k->pid, k->tid);
+	if (!t)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
 	if (read_small_file(path, comm, sizeof(comm)) > 0)
 		comm[strcspn(comm, "\n")] = '\0';
 	else
-		snprintf(comm, sizeof(comm), "tid-%u", k->tid);
-	snprintf(n->comm, sizeof(n->comm), "%s", comm);
-	qsort(p->threads, p->nr_threads, sizeof(*n), cmp_tid);
-	return 0;
+		snprintf(comm, sizeof(comm), "tid-%u", tid);
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	t->samples = 1; /* so that --no-idle-threads keeps it */
+	finish_thread(b->p, b->o, t);
+	t->samples = 0;
+	qsort(b->p->threads, b->p->nr_threads, sizeof(*t), cmp_tid);
+	return find_thread(b->p, tid);
 }
 
 static bool is_tracing_frame(const char *name)
@@ -94,23 +202,35 @@ static bool is_tracing_frame(const char *name)
 	return false;
 }
 
+static char *next_name(struct builder *b)
+{
+	return b->nr < MAX_FRAMES ? b->names[b->nr++] : NULL;
+}
+
+static void put_name(struct builder *b, const char *name)
+{
+	char *n = next_name(b);
+
+	if (n)
+		snprintf(n, NAME_LEN, "%s", name);
+}
+
 /*
- * Append the names of stack `id` (leaf first in the map) root first. Return
- * addresses point after the call: name ip - 1 so a call at a function's end
- * is not given to the next function.
+ * Append the names of stack `id` (leaf first in the map), root first unless
+ * `leaf_first`. Return addresses point after the call: name ip - 1 so a call
+ * at a function's end is not given to the next function.
  */
-static int add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, size_t *nr)
+static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool leaf_first)
 {
 	struct wprof_stack *st = &b->stack;
 	bool at_root = true;
-	int first = 0, err;
+	int first = 0;
 
 	if (!id)
-		return 0;
-	err = session__stack(b->s, id, st);
-	if (err) {
+		return;
+	if (session__stack(b->s, id, st)) {
 		b->p->stacks_missing++;
-		return 0;
+		return;
 	}
 	if (kernel) {
 		/* the tracing machinery sits at the leaf of switch-time stacks */
@@ -122,9 +242,10 @@ static int add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, size_t
 				break;
 		}
 	}
-	for (int i = st->nr - 1; i >= first && *nr < MAX_FRAMES; i--) {
+	for (int n = 0; n < (int)st->nr - first && b->nr < MAX_FRAMES; n++) {
+		int i = leaf_first ? first + n : (int)st->nr - 1 - n;
 		__u64 ip = st->ips[i] - (i > first ? 1 : 0);
-		char *name = b->names[*nr];
+		char *name = b->names[b->nr];
 		int ret;
 
 		if (kernel) {
@@ -138,7 +259,7 @@ static int add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, size_t
 			 * outermost return addresses. At the root end, one that
 			 * points into no mapping is not code: drop it, counted.
 			 */
-			if (at_root && ret == 1 && !strncmp(name, "[unmapped]", 10)) {
+			if (!leaf_first && at_root && ret == 1 && !strncmp(name, "[unmapped]", 10)) {
 				b->p->frames_bogus++;
 				continue;
 			}
@@ -147,101 +268,138 @@ static int add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, size_t
 		b->p->frames_total++;
 		if (ret != 0)
 			b->p->frames_unnamed++;
-		(*nr)++;
+		b->nr++;
 	}
-	return 0;
 }
 
-static int emit(struct builder *b, const struct wprof_key *k, __u32 state, __u64 weight_us)
+static const char *tag_of(const struct record_opts *o, __u32 state)
+{
+	return state != WPROF_ON_CPU && o->no_states ? "off-cpu" : state_tags[state];
+}
+
+/* Start a line: TAG (unless at the leaf), [PID, TID for json], COMM, stacks. */
+static void begin(struct builder *b, const struct wprof_key *k, const struct thread_acct *t)
+{
+	char num[16];
+
+	b->nr = 0;
+	if (!b->o->tag_leaf)
+		put_name(b, tag_of(b->o, k->state));
+	if (b->o->format == FORMAT_JSON) {
+		snprintf(num, sizeof(num), "%u", k->pid);
+		put_name(b, num);
+		snprintf(num, sizeof(num), "%u", k->tid);
+		put_name(b, num);
+	}
+	put_name(b, t->comm);
+	add_stack(b, k->pid, k->ustack_id, false, false);
+	add_stack(b, k->pid, k->kstack_id, true, false);
+}
+
+static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u64 ns,
+	       __u64 count, __u64 max_ns)
 {
 	const char *frames[MAX_FRAMES];
-	const char *tag = state_tags[state];
-	struct thread_acct *t = find_thread(b->p, k->tid);
-	size_t nr = 0;
-	int err;
 
-	if (state != WPROF_ON_CPU && b->o->no_states)
-		tag = "off-cpu";
-	if (!b->o->tag_leaf)
-		snprintf(b->names[nr++], NAME_LEN, "%s", tag);
-	snprintf(b->names[nr++], NAME_LEN, "%s", t ? t->comm : "?");
-	err = add_stack(b, k->pid, k->ustack_id, false, &nr);
-	if (!err)
-		err = add_stack(b, k->pid, k->kstack_id, true, &nr);
-	if (err)
-		return err;
-	if (nr == (size_t)(1 + !b->o->tag_leaf))
-		snprintf(b->names[nr++], NAME_LEN, "[no stack]");
-	if (b->o->tag_leaf && nr < MAX_FRAMES)
-		snprintf(b->names[nr++], NAME_LEN, "%s", tag);
-	for (size_t i = 0; i < nr; i++)
+	if (b->nr == prefix)
+		put_name(b, "[no stack]");
+	if (b->o->tag_leaf)
+		put_name(b, tag_of(b->o, k->state));
+	for (size_t i = 0; i < b->nr; i++)
 		frames[i] = b->names[i];
-	return folded__add(b->out, frames, nr, weight_us);
+	return folded__add_stats(b->out, frames, b->nr, (ns + 500) / 1000, count,
+				 (max_ns + 500) / 1000);
+}
+
+static size_t prefix_len(const struct builder *b)
+{
+	return !b->o->tag_leaf + 1 + (b->o->format == FORMAT_JSON ? 2 : 0);
+}
+
+static int emit(struct builder *b, const struct wprof_key *k, const struct thread_acct *t,
+		__u64 ns, __u64 count, __u64 max_ns)
+{
+	begin(b, k, t);
+	return end(b, k, prefix_len(b), ns, count, max_ns);
+}
+
+static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)
+{
+	struct thread_acct *t = find_thread(b->p, tid);
+
+	return t ? t : sampled_thread(b, pid, tid);
 }
 
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = find_thread(b->p, k->tid);
-	__u64 ns;
-	int err;
+	struct thread_acct *t = thread_of(b, k->pid, k->tid);
+	__u64 ns = v->total_ns, max_ns = v->max_ns;
 
-	if (k->state >= WPROF_STATE_CNT)
+	if (!t)
+		return -ENOMEM;
+	if (k->state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
-	if (!t) {
-		err = add_sampled_thread(b->p, k);
-		if (err)
-			return err;
-		t = find_thread(b->p, k->tid);
-	}
 	if (k->state == WPROF_ON_CPU) {
 		t->samples += v->count;
 		ns = v->count * b->p->period_ns;
-	} else {
-		t->off_ns[k->state] += v->total_ns;
-		if (k->state != WPROF_OFF_RUNQ)
-			t->blocks += v->count;
-		ns = v->total_ns;
+		max_ns = b->p->period_ns;
 	}
-	return emit(b, k, k->state, (ns + 500) / 1000);
+	return emit(b, k, t, ns, v->count, max_ns);
 }
 
-/* Close what is still open at the window's end, as the BPF side would have. */
-static int close_open(const struct wprof_thread *th, void *ctx)
+/* --wakers: the blocked stack, "--", the waker's stacks leaf first, its name. */
+static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	__u64 end = session__window_end_ns(b->s);
+	struct thread_acct *t = thread_of(b, k->blocked.pid, k->blocked.tid);
+	char comm[WPROF_COMM_LEN + 1];
+
+	if (!t)
+		return -ENOMEM;
+	if (!t->selected)
+		return 0;
+	begin(b, &k->blocked, t);
+	if (b->nr == prefix_len(b))
+		put_name(b, "[no stack]");
+	put_name(b, "--");
+	add_stack(b, 0, k->waker_kstack_id, true, true);
+	add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
+	memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
+	comm[WPROF_COMM_LEN] = '\0';
+	put_name(b, comm);
+	return end(b, &k->blocked, 0, v->total_ns, v->count, v->max_ns);
+}
+
+/* Pass 3: the stacks of intervals still open at the window's end. */
+static int emit_open(const struct wprof_thread *th, void *ctx)
+{
+	struct builder *b = ctx;
+	__u64 end_ns = session__window_end_ns(b->s), start = th->off_since_ns, wake = th->wake_ns;
 	struct thread_acct *t = find_thread(b->p, th->tid);
 	struct wprof_key k = {
 		.pid = th->pid, .tid = th->tid,
 		.ustack_id = th->ustack_id, .kstack_id = th->kstack_id,
 	};
-	__u64 start = th->off_since_ns, wake = th->wake_ns, last;
+	const struct record_opts *o = b->o;
+	__u64 stop = end_ns, ns;
 	int err = 0;
 
-	if (!t)
+	if (!t || !t->selected || th->exit_ns || !start || end_ns <= start ||
+	    th->off_state >= WPROF_STATE_CNT)
 		return 0;
-	last = th->exit_ns ? th->exit_ns : end;
-	t->wall_ns = last > th->first_ns ? last - th->first_ns : 0;
-	if (th->exit_ns)
-		return 0;
-	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
-		t->on_ns += end - th->oncpu_since_ns;
-	if (!start || end <= start)
-		return 0;
-	if (th->off_state != WPROF_OFF_RUNQ && wake && wake >= start && wake <= end) {
-		t->off_ns[th->off_state] += wake - start;
-		t->off_ns[WPROF_OFF_RUNQ] += end - wake;
-		t->blocks++;
-		err = emit(b, &k, th->off_state, (wake - start + 500) / 1000);
-		if (!err)
-			err = emit(b, &k, WPROF_OFF_RUNQ, (end - wake + 500) / 1000);
-	} else {
-		t->off_ns[th->off_state] += end - start;
-		if (th->off_state != WPROF_OFF_RUNQ)
-			t->blocks++;
-		err = emit(b, &k, th->off_state, (end - start + 500) / 1000);
+	if (th->off_state != WPROF_OFF_RUNQ) {
+		if (wake && wake >= start && wake <= end_ns)
+			stop = wake;
+		ns = stop - start;
+		k.state = th->off_state;
+		if (ns >= o->min_block_ns && ns <= o->max_block_ns)
+			err = emit(b, &k, t, ns, 1, ns);
 	}
+	ns = end_ns - (th->off_state == WPROF_OFF_RUNQ ? start : stop);
+	k.state = WPROF_OFF_RUNQ;
+	if (!err && ns && ns >= o->min_block_ns && ns <= o->max_block_ns)
+		err = emit(b, &k, t, ns, 1, ns);
 	return err;
 }
 
@@ -249,6 +407,7 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out)
 {
 	struct builder b = { .p = p, .s = s, .sym = sym, .o = o, .out = out };
+	size_t selected = 0;
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -257,54 +416,34 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	b.names = calloc(MAX_FRAMES, NAME_LEN);
 	if (!b.names)
 		return -ENOMEM;
-	err = session__for_each_thread(s, collect_thread, p);
-	if (!err) {
-		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
-		err = session__for_each_count(s, add_count, &b);
-	}
+	err = session__for_each_hist(s, collect_hist, p);
 	if (!err)
-		err = session__for_each_thread(s, close_open, &b);
+		err = session__for_each_thread(s, collect_thread, &b);
+	if (err)
+		goto out;
+	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		finish_thread(p, o, &p->threads[i]);
+		selected += p->threads[i].selected;
+	}
+	p->threads_left_out = p->nr_threads - selected;
+	err = session__for_each_count(s, add_count, &b);
+	if (!err && o->wakers)
+		err = session__for_each_wake(s, add_wake, &b);
+	if (!err)
+		err = session__for_each_thread(s, emit_open, &b);
+out:
 	free(b.names);
 	return err;
 }
 
-static __u64 off_total(const struct thread_acct *t)
-{
-	return t->off_ns[WPROF_OFF_SLEEP] + t->off_ns[WPROF_OFF_DISK] + t->off_ns[WPROF_OFF_RUNQ];
-}
-
-static double pct(__u64 part, __u64 whole)
-{
-	return whole ? 100.0 * part / whole : 0.0;
-}
-
-/* One table row: the shares are of on + off, which is the wall time. */
-static void print_row(FILE *f, const char *indent, const char *what, __u32 id, const char *comm,
-		      const struct thread_acct *t)
-{
-	__u64 all = t->on_ns + off_total(t);
-
-	fprintf(f,
-		"wprof: %s%s %u (%s): wall %.3f s, on-CPU %.1f%%, runqueue %.1f%%, sleep %.1f%%, "
-		"disk %.1f%%, %llu blocks\n",
-		indent, what, id, comm, all / 1e9, pct(t->on_ns, all),
-		pct(t->off_ns[WPROF_OFF_RUNQ], all), pct(t->off_ns[WPROF_OFF_SLEEP], all),
-		pct(t->off_ns[WPROF_OFF_DISK], all), (unsigned long long)t->blocks);
-}
-
-static __u64 wall_of(const struct thread_acct *t)
-{
-	return t->on_ns + off_total(t);
-}
-
 static int cmp_wall_desc(const void *a, const void *b)
 {
-	__u64 x = wall_of(a), y = wall_of(b);
+	const struct thread_acct *x = a, *y = b;
 
-	return x > y ? -1 : x < y;
+	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
 }
 
-/* Processes, each the sum of its threads, by wall time; then their threads. */
 size_t profile__processes(const struct profile *p, struct thread_acct **out)
 {
 	struct thread_acct *procs = calloc(p->nr_threads + 1, sizeof(*procs));
@@ -317,20 +456,23 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 		const struct thread_acct *t = &p->threads[i];
 		struct thread_acct *pr = NULL;
 
+		if (!t->selected)
+			continue;
 		for (size_t j = 0; j < nr && !pr; j++)
 			if (procs[j].pid == t->pid)
 				pr = &procs[j];
 		if (!pr) {
 			pr = &procs[nr++];
 			pr->pid = pr->tid = t->pid;
+			memcpy(pr->comm, t->pcomm, sizeof(pr->comm));
+			pr->selected = true;
 		}
-		/* named after its main thread, else its first thread */
-		if (t->tid == t->pid || !pr->comm[0])
-			memcpy(pr->comm, t->comm, sizeof(pr->comm));
 		pr->on_ns += t->on_ns;
 		pr->wall_ns += t->wall_ns;
 		pr->samples += t->samples;
 		pr->blocks += t->blocks;
+		if (t->max_block_ns > pr->max_block_ns)
+			pr->max_block_ns = t->max_block_ns;
 		for (int k = 1; k < WPROF_STATE_CNT; k++)
 			pr->off_ns[k] += t->off_ns[k];
 	}
@@ -338,58 +480,9 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 	return nr;
 }
 
-void profile__print_summary(const struct profile *p, struct session *s, FILE *f)
-{
-	struct thread_acct *procs, *threads;
-	__u64 st[WPROF_STAT_CNT];
-	size_t nr_procs;
-
-	session__stats(s, st);
-	nr_procs = profile__processes(p, &procs);
-	threads = malloc((p->nr_threads + 1) * sizeof(*threads));
-	if (threads && p->nr_threads) {
-		memcpy(threads, p->threads, p->nr_threads * sizeof(*threads));
-		qsort(threads, p->nr_threads, sizeof(*threads), cmp_wall_desc);
-	}
-	for (size_t i = 0; i < nr_procs; i++) {
-		print_row(f, "", "pid", procs[i].pid, procs[i].comm, &procs[i]);
-		for (size_t j = 0; threads && j < p->nr_threads; j++)
-			if (threads[j].pid == procs[i].pid)
-				print_row(f, "  ", "tid", threads[j].tid, threads[j].comm,
-					  &threads[j]);
-	}
-	free(threads);
-	free(procs);
-	fprintf(f, "wprof: recorded %.3f s, %zu processes, %zu threads\n", p->window_ns / 1e9,
-		nr_procs, p->nr_threads);
-	fprintf(f, "wprof: %llu samples, %llu context switches, %llu wakeups\n",
-		(unsigned long long)st[WPROF_STAT_SAMPLES],
-		(unsigned long long)st[WPROF_STAT_SWITCHES],
-		(unsigned long long)st[WPROF_STAT_WAKEUPS]);
-	fprintf(f, "wprof: stack cache: %llu switches reused their last stacks, %llu of them "
-		"walked to check, %llu mismatches\n",
-		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
-		(unsigned long long)st[WPROF_STAT_CACHE_CHECKS],
-		(unsigned long long)st[WPROF_STAT_CACHE_MISMATCH]);
-	fprintf(f,
-		"wprof: lost: %llu user stack errors, %llu kernel stack errors, "
-		"%llu user stacks truncated, %llu kernel stacks truncated, "
-		"%llu stack map full, %llu counts map full (%.3f s dropped), "
-		"%llu thread map full, %llu stacks missing, %llu of %llu frames unnamed, "
-		"%llu bogus root frames dropped\n",
-		(unsigned long long)st[WPROF_STAT_USTACK_ERR],
-		(unsigned long long)st[WPROF_STAT_KSTACK_ERR],
-		(unsigned long long)st[WPROF_STAT_USTACK_TRUNC],
-		(unsigned long long)st[WPROF_STAT_KSTACK_TRUNC],
-		(unsigned long long)st[WPROF_STAT_STACKS_FULL],
-		(unsigned long long)st[WPROF_STAT_COUNTS_FULL], st[WPROF_STAT_DROPPED_NS] / 1e9,
-		(unsigned long long)st[WPROF_STAT_THREADS_FULL],
-		(unsigned long long)p->stacks_missing, (unsigned long long)p->frames_unnamed,
-		(unsigned long long)p->frames_total, (unsigned long long)p->frames_bogus);
-}
-
 void profile__free(struct profile *p)
 {
 	free(p->threads);
+	free(p->hists);
 	memset(p, 0, sizeof(*p));
 }

@@ -13,32 +13,45 @@
 struct thread_acct {
 	__u32 pid, tid;
 	char comm[WPROF_COMM_LEN];
-	__u64 wall_ns;                  /* time it existed inside the window */
+	char pcomm[WPROF_COMM_LEN];     /* its process's name */
+	__u64 wall_ns;                  /* on + off: the time it existed in the window */
 	__u64 on_ns;                    /* exact on-CPU time */
 	__u64 off_ns[WPROF_STATE_CNT];  /* by state; [WPROF_ON_CPU] unused */
 	__u64 samples;
-	__u64 blocks;
+	__u64 blocks;                   /* intervals in sleep or disk */
+	__u64 max_block_ns;
+	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
+};
+
+/* Log2 histogram of one process's block durations: slot k is [2^k, 2^(k+1)) us. */
+struct proc_hist {
+	__u32 pid;
+	__u64 slots[WPROF_HIST_SLOTS];
 };
 
 struct profile {
 	struct thread_acct *threads; /* sorted by tid */
 	size_t nr_threads;
+	struct proc_hist *hists;
+	size_t nr_hists;
 	__u64 window_ns;
 	__u64 period_ns;
 	__u64 frames_total, frames_unnamed;
-	__u64 frames_bogus; /* outermost user frames in no mapping, dropped */
+	__u64 frames_bogus;   /* outermost user frames in no mapping, dropped */
 	__u64 stacks_missing; /* stack ids not found in the stack map */
+	__u64 threads_left_out;
 };
 
 /*
  * Read the detached session's maps, close the intervals still open at the
- * window's end, symbolize, and add every stack to `out`.
+ * window's end, symbolize, and add every selected stack to `out`. With
+ * --format json each stack's frames start with TAG, PID, TID, COMM.
  */
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out);
-/* Per process sums (named after the main thread), by wall time; caller frees. */
+/* Per process sums of the selected threads, by wall time; caller frees. */
 size_t profile__processes(const struct profile *p, struct thread_acct **out);
-void profile__print_summary(const struct profile *p, struct session *s, FILE *f);
+const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);
 
 #endif /* WPROF_PROFILE_H */

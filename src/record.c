@@ -15,6 +15,7 @@
 #include "folded.h"
 #include "profile.h"
 #include "record.h"
+#include "report.h"
 #include "session.h"
 #include "symbolize.h"
 #include "util.h"
@@ -288,7 +289,17 @@ static int finish(struct recorder *r, const char *why)
 		pr_err("cannot read the recorded data: %s", strerror(-err));
 		goto out;
 	}
-	err = folded__write(f, r->out);
+	switch (r->opts.format) {
+	case FORMAT_JSON:
+		err = report__json(&prof, r->session, r->sym, &r->opts, f, r->out);
+		break;
+	case FORMAT_THREADS:
+		err = report__threads(&prof, r->out);
+		break;
+	default:
+		err = folded__write(f, r->out);
+		break;
+	}
 	if (!err && fflush(r->out))
 		err = -errno;
 	if (err) {
@@ -297,7 +308,7 @@ static int finish(struct recorder *r, const char *why)
 		goto out;
 	}
 	pr_info("stopped: %s; %zu stacks written", why, folded__nr(f));
-	profile__print_summary(&prof, r->session, stderr);
+	report__summary(&prof, r->session, r->sym, stderr);
 	if (r->opts.bpf_stats)
 		session__print_prog_stats(r->session, stderr);
 out:

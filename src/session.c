@@ -97,6 +97,11 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->follow_children = o->cmd != NULL;
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
+	skel->rodata->record_wakers = o->wakers;
+	skel->rodata->min_block_ns = o->min_block_ns;
+	skel->rodata->max_block_ns = o->max_block_ns;
+	if (!o->wakers)
+		bpf_map__set_max_entries(skel->maps.wakes, 1);
 	set_autoload(skel, raw_tp, snapshot);
 	err = wprof_bpf__load(skel);
 	if (err) {
@@ -368,6 +373,42 @@ int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx)
 		if (bpf_map_lookup_elem(fd, &key, &t))
 			continue;
 		err = fn(&t, ctx);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.wakes), err;
+	struct wprof_wake_key key, next, *prev = NULL;
+	struct wprof_val val;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;
+		err = fn(&key, &val, ctx);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.block_hist), err;
+	struct wprof_hist_key key, next, *prev = NULL;
+	__u64 val;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;
+		err = fn(&key, val, ctx);
 		if (err)
 			return err;
 	}

@@ -56,6 +56,36 @@ int parse_duration_ns(const char *s, __u64 *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
+int parse_time_ns(const char *s, __u64 *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e3 } };
+	size_t digits;
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	digits = strspn(s, "0123456789.");
+	if (!digits)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end != s + digits)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v * units[i].ns > 1e18)
+			return -EINVAL;
+		*ns = (__u64)(v * units[i].ns + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int parse_positive(const char *s, __u64 max, __u64 *out)
 {
 	unsigned long long v;

@@ -17,6 +17,8 @@ void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a positive decimal number of seconds ("30", "0.5") into ns. 0 or -EINVAL. */
 int parse_duration_ns(const char *s, __u64 *ns);
+/* Parse a time with an optional unit (ns, us, ms, s; none: us), >= 0. 0 or -EINVAL. */
+int parse_time_ns(const char *s, __u64 *ns);
 /* Parse a positive integer no larger than max. 0, -EINVAL or -ERANGE. */
 int parse_positive(const char *s, __u64 max, __u64 *out);
 /* Parse "1,2,3" of positive ids, appending to *ids (realloc'd). 0 or -errno. */

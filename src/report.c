@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+/* Every loss counter, by name, for the summary and the JSON report. */
+struct loss {
+	const char *name;
+	__u64 value;
+};
+
+enum { NR_LOSSES = 14 };
+
+static void losses(const struct profile *p, struct session *s, const struct symbolizer *sym,
+		   struct loss out[NR_LOSSES])
+{
+	struct symbolizer_stats ss = {};
+	__u64 st[WPROF_STAT_CNT];
+	int i = 0;
+
+	session__stats(s, st);
+	if (sym)
+		symbolizer__stats(sym, &ss);
+	out[i++] = (struct loss){ "user_stack_errors", st[WPROF_STAT_USTACK_ERR] };
+	out[i++] = (struct loss){ "kernel_stack_errors", st[WPROF_STAT_KSTACK_ERR] };
+	out[i++] = (struct loss){ "user_stacks_truncated", st[WPROF_STAT_USTACK_TRUNC] };
+	out[i++] = (struct loss){ "kernel_stacks_truncated", st[WPROF_STAT_KSTACK_TRUNC] };
+	out[i++] = (struct loss){ "stack_map_full", st[WPROF_STAT_STACKS_FULL] };
+	out[i++] = (struct loss){ "counts_map_full", st[WPROF_STAT_COUNTS_FULL] };
+	out[i++] = (struct loss){ "waker_map_full", st[WPROF_STAT_WAKES_FULL] };
+	out[i++] = (struct loss){ "histogram_map_full", st[WPROF_STAT_HIST_FULL] };
+	out[i++] = (struct loss){ "thread_map_full", st[WPROF_STAT_THREADS_FULL] };
+	out[i++] = (struct loss){ "dropped_us", st[WPROF_STAT_DROPPED_NS] / 1000 };
+	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
+	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
+	out[i++] = (struct loss){ "bogus_root_frames_dropped", p->frames_bogus };
+	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
+}
+
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+static void print_row(FILE *f, const char *indent, const char *what, __u32 id,
+		      const struct thread_acct *t)
+{
+	fprintf(f,
+		"wprof: %s%s %u (%s): wall %.3f s, on-CPU %.1f%%, runqueue %.1f%%, sleep %.1f%%, "
+		"disk %.1f%%, %llu blocks\n",
+		indent, what, id, t->comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks);
+}
+
+static int cmp_wall_desc(const void *a, const void *b)
+{
+	const struct thread_acct *x = *(const struct thread_acct *const *)a;
+	const struct thread_acct *y = *(const struct thread_acct *const *)b;
+
+	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
+}
+
+/* The selected threads of `pid`, by wall time. */
+static size_t threads_of(const struct profile *p, __u32 pid, const struct thread_acct **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].pid == pid && p->threads[i].selected)
+			out[n++] = &p->threads[i];
+	qsort(out, n, sizeof(*out), cmp_wall_desc);
+	return n;
+}
+
+void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
+		     FILE *f)
+{
+	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
+	struct thread_acct *procs;
+	struct loss l[NR_LOSSES];
+	__u64 st[WPROF_STAT_CNT];
+	size_t nr_procs = profile__processes(p, &procs);
+
+	for (size_t i = 0; i < nr_procs && threads; i++) {
+		size_t n = threads_of(p, procs[i].pid, threads);
+
+		print_row(f, "", "pid", procs[i].pid, &procs[i]);
+		for (size_t j = 0; j < n; j++)
+			print_row(f, "  ", "tid", threads[j]->tid, threads[j]);
+	}
+	free(threads);
+	free(procs);
+	session__stats(s, st);
+	fprintf(f, "wprof: recorded %.3f s, %zu processes, %zu threads", p->window_ns / 1e9,
+		nr_procs, (size_t)(p->nr_threads - p->threads_left_out));
+	if (p->threads_left_out)
+		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
+			(unsigned long long)p->threads_left_out);
+	fprintf(f, "\nwprof: %llu samples, %llu context switches, %llu wakeups",
+		(unsigned long long)st[WPROF_STAT_SAMPLES],
+		(unsigned long long)st[WPROF_STAT_SWITCHES],
+		(unsigned long long)st[WPROF_STAT_WAKEUPS]);
+	if (st[WPROF_STAT_FILTERED])
+		fprintf(f, ", %llu intervals outside --min-block/--max-block",
+			(unsigned long long)st[WPROF_STAT_FILTERED]);
+	fprintf(f, "\nwprof: stack cache: %llu switches reused their last stacks, %llu of them "
+		"walked to check, %llu mismatches\n",
+		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
+		(unsigned long long)st[WPROF_STAT_CACHE_CHECKS],
+		(unsigned long long)st[WPROF_STAT_CACHE_MISMATCH]);
+	losses(p, s, sym, l);
+	fprintf(f, "wprof: lost:");
+	for (int i = 0; i < NR_LOSSES; i++)
+		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
+	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
+}
+
+static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
+{
+	char comm[WPROF_COMM_LEN];
+
+	/* one whitespace-free column */
+	snprintf(comm, sizeof(comm), "%s", t->comm[0] ? t->comm : "?");
+	for (char *c = comm; *c; c++)
+		if (*c == ' ' || *c == '\t')
+			*c = '_';
+	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f\n", pid, tid, comm,
+		t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks,
+		t->max_block_ns / 1e6);
+}
+
+int report__threads(const struct profile *p, FILE *f)
+{
+	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
+	struct thread_acct *procs;
+	size_t nr_procs = profile__processes(p, &procs);
+	char tid[16];
+
+	if (!threads || !procs) {
+		free(threads);
+		free(procs);
+		return -ENOMEM;
+	}
+	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %8s %12s\n", "PID", "TID", "COMM",
+		"WALL_S", "ON_CPU%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS", "MAX_BLOCK_MS");
+	for (size_t i = 0; i < nr_procs; i++) {
+		size_t n = threads_of(p, procs[i].pid, threads);
+
+		table_row(f, procs[i].pid, "-", &procs[i]);
+		for (size_t j = 0; j < n; j++) {
+			snprintf(tid, sizeof(tid), "%u", threads[j]->tid);
+			table_row(f, procs[i].pid, tid, threads[j]);
+		}
+	}
+	free(threads);
+	free(procs);
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+/* A JSON string: valid UTF-8 passes, other bytes and controls are escaped. */
+static void json_str(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = u[i];
+		size_t n = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : 0;
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+			continue;
+		}
+		if (c >= 0x20 && c < 0x7f) {
+			fputc(c, f);
+			continue;
+		}
+		for (k = 1; n && k <= n && i + k < len && (u[i + k] & 0xc0) == 0x80; k++)
+			;
+		if (n && k == n + 1) {
+			fwrite(u + i, 1, n + 1, f);
+			i += n;
+			continue;
+		}
+		fprintf(f, "\\u%04x", c);
+	}
+	fputc('"', f);
+}
+
+static void json_acct(FILE *f, const struct thread_acct *t)
+{
+	fprintf(f,
+		"\"wall_us\": %llu, \"on_cpu_us\": %llu, \"runqueue_us\": %llu, "
+		"\"sleep_us\": %llu, \"disk_us\": %llu, \"blocks\": %llu, \"max_block_us\": %llu",
+		(unsigned long long)t->wall_ns / 1000, (unsigned long long)t->on_ns / 1000,
+		(unsigned long long)t->off_ns[WPROF_OFF_RUNQ] / 1000,
+		(unsigned long long)t->off_ns[WPROF_OFF_SLEEP] / 1000,
+		(unsigned long long)t->off_ns[WPROF_OFF_DISK] / 1000,
+		(unsigned long long)t->blocks, (unsigned long long)t->max_block_ns / 1000);
+}
+
+static void json_hist(FILE *f, const struct proc_hist *h)
+{
+	bool first = true;
+
+	fprintf(f, "\"block_hist\": [");
+	for (int k = 0; h && k < WPROF_HIST_SLOTS; k++) {
+		if (!h->slots[k])
+			continue;
+		fprintf(f, "%s{\"min_us\": %llu, \"max_us\": %llu, \"count\": %llu}",
+			first ? "" : ", ", k ? 1ULL << k : 0ULL, (1ULL << (k + 1)) - 1,
+			(unsigned long long)h->slots[k]);
+		first = false;
+	}
+	fprintf(f, "]");
+}
+
+struct json_ctx {
+	FILE *f;
+	bool tag_leaf;
+	bool first;
+};
+
+/* A stack line from profile__build: [TAG;]PID;TID;COMM;frames...[;TAG] */
+static int json_stack(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct json_ctx *j = ctx;
+	const char *fields[4], *p = line;
+	size_t lens[4];
+	int nf = 0;
+
+	/* the fixed fields: tag (unless at the leaf), pid, tid, comm */
+	for (int want = j->tag_leaf ? 3 : 4; nf < want; nf++) {
+		const char *semi = strchr(p, ';');
+
+		fields[nf] = p;
+		lens[nf] = semi ? (size_t)(semi - p) : strlen(p);
+		p = semi ? semi + 1 : p + lens[nf];
+	}
+	if (j->tag_leaf) {
+		const char *last = strrchr(p, ';');
+
+		/* rotate: the tag is the last frame */
+		memmove(&fields[1], &fields[0], 3 * sizeof(fields[0]));
+		memmove(&lens[1], &lens[0], 3 * sizeof(lens[0]));
+		fields[0] = last ? last + 1 : p;
+		lens[0] = strlen(fields[0]);
+	}
+	fprintf(j->f, "%s\n    {\"tag\": ", j->first ? "" : ",");
+	json_str(j->f, fields[0], lens[0]);
+	fprintf(j->f, ", \"pid\": %.*s, \"tid\": %.*s, \"comm\": ", (int)lens[1], fields[1],
+		(int)lens[2], fields[2]);
+	json_str(j->f, fields[3], lens[3]);
+	fprintf(j->f, ", \"frames\": [");
+	for (bool first = true; *p;) {
+		const char *semi = strchr(p, ';');
+		size_t len = semi ? (size_t)(semi - p) : strlen(p);
+
+		if (j->tag_leaf && !semi)
+			break; /* the tag */
+		fprintf(j->f, "%s", first ? "" : ", ");
+		json_str(j->f, p, len);
+		first = false;
+		p = semi ? semi + 1 : p + len;
+	}
+	fprintf(j->f, "], \"count\": %llu, \"total_us\": %llu, \"max_us\": %llu}",
+		(unsigned long long)count, (unsigned long long)weight, (unsigned long long)max);
+	j->first = false;
+	return 0;
+}
+
+int report__json(const struct profile *p, struct session *s, const struct symbolizer *sym,
+		 const struct record_opts *o, const struct folded *stacks, FILE *f)
+{
+	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
+	struct json_ctx j = { .f = f, .tag_leaf = o->tag_leaf, .first = true };
+	struct thread_acct *procs;
+	size_t nr_procs = profile__processes(p, &procs);
+	struct loss l[NR_LOSSES];
+	int err;
+
+	if (!threads || !procs) {
+		free(threads);
+		free(procs);
+		return -ENOMEM;
+	}
+	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
+		(unsigned long long)p->window_ns / 1000, (unsigned long long)o->freq_hz,
+		(unsigned long long)p->period_ns / 1000);
+	fprintf(f, "  \"processes\": [");
+	for (size_t i = 0; i < nr_procs; i++) {
+		size_t n = threads_of(p, procs[i].pid, threads);
+
+		fprintf(f, "%s\n    {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i].pid);
+		json_str(f, procs[i].comm, strlen(procs[i].comm));
+		fprintf(f, ", ");
+		json_acct(f, &procs[i]);
+		fprintf(f, ",\n     ");
+		json_hist(f, profile__hist(p, procs[i].pid));
+		fprintf(f, ",\n     \"threads\": [");
+		for (size_t k = 0; k < n; k++) {
+			fprintf(f, "%s\n      {\"tid\": %u, \"comm\": ", k ? "," : "",
+				threads[k]->tid);
+			json_str(f, threads[k]->comm, strlen(threads[k]->comm));
+			fprintf(f, ", ");
+			json_acct(f, threads[k]);
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}");
+	}
+	free(threads);
+	free(procs);
+	fprintf(f, "\n  ],\n  \"stacks\": [");
+	err = folded__for_each(stacks, json_stack, &j);
+	fprintf(f, "\n  ],\n  \"lost\": {");
+	losses(p, s, sym, l);
+	for (int i = 0; i < NR_LOSSES; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", l[i].name,
+			(unsigned long long)l[i].value);
+	fprintf(f, "}\n}\n");
+	if (!err && (fflush(f) || ferror(f)))
+		err = -EIO;
+	return err;
+}
