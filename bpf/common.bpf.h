@@ -89,6 +89,29 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps") __weak;
 
+/* exec and fork of targets, so that user space captures their mappings at once */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps") __weak;
+
+/* user stack id -> registers and stack top (see struct wprof_ucopy) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct wprof_ucopy);
+} ucopies SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wprof_ucopy);
+} ucopy_scratch SEC(".maps") __weak;
+
+const volatile bool copy_user_stacks __weak = true;
+
 /*
  * Scratch space for one stack walk. One slot per context that can walk a
  * stack, because a sample (hrtimer interrupt) can land while a wakeup program
@@ -108,6 +131,14 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 
 	if (v)
 		*v += n; /* per-CPU: no atomics needed */
+}
+
+static __always_inline void notify(__u32 pid, __u32 kind)
+{
+	struct wprof_event e = { .pid = pid, .kind = kind };
+
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), 0))
+		stat_add(WPROF_STAT_EVENTS_LOST, 1);
 }
 
 static __always_inline bool is_target(__u32 tgid, __u32 tid)
@@ -141,6 +172,46 @@ static __always_inline __u64 hash_stack(const struct wprof_stack *st, __u32 nr)
 	return h ? h : 1;
 }
 
+/*
+ * With a new user stack id, keep the current task's user registers and the
+ * top of its user stack. Only the first event of an id pays for the copy.
+ */
+static __always_inline void copy_user_stack(__u64 id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wprof_ucopy *c;
+	struct pt_regs *regs;
+	__u32 zero = 0, n;
+	long err;
+
+	if (!copy_user_stacks)
+		return;
+	c = bpf_map_lookup_elem(&ucopy_scratch, &zero);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!c || !regs)
+		return;
+	c->ip = PT_REGS_IP_CORE(regs);
+	c->sp = PT_REGS_SP_CORE(regs);
+	c->fp = PT_REGS_FP_CORE(regs);
+	c->len = WPROF_UCOPY_LEN;
+	err = bpf_probe_read_user(c->data, WPROF_UCOPY_LEN, (void *)c->sp);
+	if (err) {
+		/* the stack ends within the copy: take the rest of sp's page */
+		n = 4096 - (c->sp & 4095);
+		if (n >= WPROF_UCOPY_LEN)
+			n = WPROF_UCOPY_LEN / 2;
+		c->len = n;
+		err = bpf_probe_read_user(c->data, n, (void *)c->sp);
+	}
+	if (err) {
+		stat_add(WPROF_STAT_UCOPY_ERR, 1);
+		return;
+	}
+	err = bpf_map_update_elem(&ucopies, &id, c, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		stat_add(WPROF_STAT_UCOPY_FULL, 1);
+}
+
 /* Keep the walked stack `st` in `stacks` once; its id, or 0 if it is lost. */
 static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
 {
@@ -160,6 +231,20 @@ static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
 		return 0;
 	}
 	return id;
+}
+
+/* store_stack() for a user stack walked from the current task. */
+static __always_inline __u64 store_current_user_stack(struct wprof_stack *st)
+{
+	__u64 id;
+
+	if (st->nr == 0)
+		return 0;
+	id = hash_stack(st, st->nr);
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	copy_user_stack(id);
+	return store_stack(st, true);
 }
 
 static __always_inline struct wprof_stack *scratch_stack(__u32 slot)
@@ -188,7 +273,7 @@ static __always_inline __u64 capture_stack(void *ctx, __u32 slot, bool user, __u
 		return 0;
 	}
 	st->nr = n / sizeof(__u64);
-	return store_stack(st, user);
+	return user ? store_current_user_stack(st) : store_stack(st, false);
 }
 
 /* Add one interval (or one sample) of `delta_ns` to `key` in `map`. */

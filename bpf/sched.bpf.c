@@ -321,16 +321,22 @@ static __always_inline int on_wakeup_new(struct task_struct *p)
 	return 0;
 }
 
-/* With `-- CMD`, processes the command forks are targets too. */
+/*
+ * With `-- CMD`, processes the command forks are targets too. Any new target
+ * process is reported, to have its mappings captured while it lives.
+ */
 static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
-	if (!follow_children || filter_mode != WPROF_FILTER_PID || ppid == cpid)
+	if (ppid == cpid) /* a thread */
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &ppid))
+	if (follow_children && filter_mode == WPROF_FILTER_PID &&
+	    bpf_map_lookup_elem(&targets, &ppid))
 		bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
+	if (is_target(cpid, cpid))
+		notify(cpid, 1);
 	return 0;
 }
 
@@ -341,9 +347,14 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 	__u64 now = bpf_ktime_get_ns();
 	struct wprof_thread *th;
 
-	if (!exec_gate_tgid || pid != exec_gate_tgid)
+	if (exec_gate_tgid && pid == exec_gate_tgid) {
+		exec_gate_tgid = 0;
+	} else {
+		if (is_target(pid, tid))
+			notify(pid, 0);
 		return 0;
-	exec_gate_tgid = 0;
+	}
+	notify(pid, 0);
 	th = thread_get(p, pid, tid, now);
 	if (th) {
 		th->first_ns = now;

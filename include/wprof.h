@@ -46,6 +46,19 @@ struct wprof_stack {
 	__u64 ips[WPROF_MAX_STACK_DEPTH];
 };
 
+/*
+ * The user registers and the top of the user stack at the first event of
+ * each user stack id, for user space to recover, with the CFI of the code,
+ * the frames a frame-pointer walk skips in code built without them.
+ */
+#define WPROF_UCOPY_LEN 2048
+struct wprof_ucopy {
+	__u64 ip, sp, fp;
+	__u32 len; /* bytes copied from sp */
+	__u32 pad;
+	__u8 data[WPROF_UCOPY_LEN];
+};
+
 /* Per-thread bookkeeping, kept until the end of the recording. */
 struct wprof_thread {
 	__u32 pid;
@@ -116,7 +129,16 @@ enum wprof_stat {
 	WPROF_STAT_FILTERED,       /* intervals outside --min-block/--max-block */
 	WPROF_STAT_WAKES_FULL,     /* waker map full: waker not recorded */
 	WPROF_STAT_HIST_FULL,      /* histogram map full */
+	WPROF_STAT_UCOPY_FULL,     /* stack copy map full: frames not recoverable */
+	WPROF_STAT_UCOPY_ERR,      /* the user stack could not be read */
+	WPROF_STAT_EVENTS_LOST,    /* exec/fork events the ring buffer had no room for */
 	WPROF_STAT_CNT,
+};
+
+/* Ring buffer events: a target process whose mappings user space should capture now. */
+struct wprof_event {
+	__u32 pid; /* tgid */
+	__u32 kind; /* 0: exec, 1: fork */
 };
 
 /* Which tasks the programs look at. */

@@ -24,7 +24,7 @@ pipe_ops() {
 
 # wait until a background tool's log says it is attached
 wait_for() { # file pattern
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 600); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done

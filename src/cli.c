@@ -25,6 +25,7 @@ enum {
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
 	OPT_NO_IDLE,
+	OPT_NO_CFI,
 };
 
 static const struct option record_options[] = {
@@ -41,6 +42,7 @@ static const struct option record_options[] = {
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
+	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
 	{ "btf", required_argument, NULL, OPT_BTF },
@@ -72,6 +74,8 @@ void cli_usage(FILE *f)
 		"  -F, --freq HZ            on-CPU sampling frequency (default %d)\n"
 		"      --user-stacks-only   do not walk kernel stacks\n"
 		"      --kernel-stacks-only do not walk user stacks\n"
+		"      --no-cfi             frame pointers only: do not recover the frames\n"
+		"                           they miss from the code's CFI\n"
 		"      --btf FILE           kernel BTF (default /sys/kernel/btf/vmlinux)\n"
 		"      --wakers             also record who woke each blocked thread, and where\n"
 		"      --min-block TIME     keep only off-CPU intervals at least this long\n"
@@ -179,6 +183,9 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			break;
 		case OPT_NO_IDLE:
 			opts->no_idle_threads = true;
+			break;
+		case OPT_NO_CFI:
+			opts->no_cfi = true;
 			break;
 		case OPT_TAG_LEAF:
 			opts->tag_leaf = true;

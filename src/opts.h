@@ -31,6 +31,7 @@ struct record_opts {
 	const char *comm_glob;   /* --comm */
 	__u64 min_block_ns, max_block_ns;
 	bool no_idle_threads;
+	bool no_cfi; /* no stack copies: frame pointers only */
 	bool no_states;
 	bool bpf_stats;
 	bool user_stacks;

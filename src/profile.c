@@ -26,8 +26,14 @@ struct builder {
 	struct folded *out;
 	char (*names)[NAME_LEN]; /* MAX_FRAMES names */
 	size_t nr;               /* names used */
-	struct wprof_stack stack;
+	struct wprof_stack stack, unwound;
+	struct wprof_ucopy ucopy;
 };
+
+static Dwarf_CFI *cfi_at(void *ctx, int pid, __u64 ip, __u64 *cfi_addr)
+{
+	return symbolizer__cfi(ctx, pid, ip, cfi_addr);
+}
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -232,6 +238,9 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		b->p->stacks_missing++;
 		return;
 	}
+	if (!kernel && !b->o->no_cfi && !session__ucopy(b->s, id, &b->ucopy) &&
+	    unwind__recover(cfi_at, b->sym, pid, st, &b->ucopy, &b->unwound, &b->p->unwind) > 0)
+		st = &b->unwound;
 	if (kernel) {
 		/* the tracing machinery sits at the leaf of switch-time stacks */
 		for (; first < (int)st->nr; first++) {

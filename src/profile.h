@@ -8,6 +8,7 @@
 #include "opts.h"
 #include "session.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 /* Per-thread accounting over the window, exact from the scheduler events. */
 struct thread_acct {
@@ -40,6 +41,7 @@ struct profile {
 	__u64 frames_bogus;   /* outermost user frames in no mapping, dropped */
 	__u64 stacks_missing; /* stack ids not found in the stack map */
 	__u64 threads_left_out;
+	struct unwind_stats unwind;
 };
 
 /*

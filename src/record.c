@@ -242,11 +242,21 @@ static bool targets_gone(struct recorder *r)
 	return all;
 }
 
+/* A new target process: capture its mappings before it can exit. */
+static int on_new_process(const struct wprof_event *e, void *ctx)
+{
+	snapshot(ctx, e->pid);
+	return 0;
+}
+
 static const char *record_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
 	__u64 deadline = o->duration_ns ? now_ns() + o->duration_ns : 0;
-	struct pollfd pfd = { .fd = r->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = r->sigfd, .events = POLLIN },
+		{ .fd = session__event_fd(r->session), .events = POLLIN },
+	};
 
 	for (unsigned long tick = 0;; tick++) {
 		struct signalfd_siginfo si;
@@ -259,12 +269,14 @@ static const char *record_loop(struct recorder *r)
 			if (deadline - now < TICK_MS * NSEC_PER_MSEC)
 				timeout = (deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 		}
-		if (poll(&pfd, 1, timeout) > 0 && read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN) &&
+		    read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT)
 				return "interrupted";
 			if (si.ssi_signo == SIGTERM)
 				return "terminated";
 		}
+		session__consume_events(r->session);
 		if (targets_gone(r))
 			return "every target exited";
 		/* cheap when nothing changed: catches dlopen() and a fresh exec */
@@ -354,6 +366,11 @@ int cmd_record(int argc, char **argv)
 	err = session__open(&r.opts, &r.session);
 	if (err)
 		goto out;
+	err = session__set_event_fn(r.session, on_new_process, &r);
+	if (err) {
+		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
+		goto out;
+	}
 	if (r.opts.cmd) {
 		err = spawn_child(&r, &oldmask);
 		if (!err) {

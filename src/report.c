@@ -12,7 +12,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 14 };
+enum { NR_LOSSES = 16 };
 
 static void losses(const struct profile *p, struct session *s, const struct symbolizer *sym,
 		   struct loss out[NR_LOSSES])
@@ -33,6 +33,8 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "waker_map_full", st[WPROF_STAT_WAKES_FULL] };
 	out[i++] = (struct loss){ "histogram_map_full", st[WPROF_STAT_HIST_FULL] };
 	out[i++] = (struct loss){ "thread_map_full", st[WPROF_STAT_THREADS_FULL] };
+	out[i++] = (struct loss){ "stack_copy_map_full", st[WPROF_STAT_UCOPY_FULL] };
+	out[i++] = (struct loss){ "stack_copy_errors", st[WPROF_STAT_UCOPY_ERR] };
 	out[i++] = (struct loss){ "dropped_us", st[WPROF_STAT_DROPPED_NS] / 1000 };
 	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
@@ -113,6 +115,10 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
 		(unsigned long long)st[WPROF_STAT_CACHE_CHECKS],
 		(unsigned long long)st[WPROF_STAT_CACHE_MISMATCH]);
+	fprintf(f, "wprof: frames recovered from CFI: %llu of %llu user stacks gained %llu frames "
+		"(%llu from CFI alone)\n",
+		(unsigned long long)p->unwind.recovered, (unsigned long long)p->unwind.stacks,
+		(unsigned long long)p->unwind.frames, (unsigned long long)p->unwind.unjoined);
 	losses(p, s, sym, l);
 	fprintf(f, "wprof: lost:");
 	for (int i = 0; i < NR_LOSSES; i++)

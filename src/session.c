@@ -25,6 +25,9 @@ struct session {
 	int *pfds;
 	int nr_links;
 	int stats_fd; /* held while BPF run-time stats are on */
+	struct ring_buffer *events;
+	session_event_fn event_fn;
+	void *event_ctx;
 	__u64 start_ns, end_ns;
 	bool running;
 };
@@ -98,6 +101,9 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->record_wakers = o->wakers;
+	skel->rodata->copy_user_stacks = o->user_stacks && !o->no_cfi;
+	if (!skel->rodata->copy_user_stacks)
+		bpf_map__set_max_entries(skel->maps.ucopies, 1);
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers)
@@ -160,6 +166,36 @@ int session__open(const struct record_opts *opts, struct session **out)
 void session__gate_until_exec(struct session *s, __u32 tgid)
 {
 	s->skel->bss->exec_gate_tgid = tgid;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct wprof_event *e = data;
+
+	if (size < sizeof(*e) || !s->event_fn)
+		return 0;
+	return s->event_fn(e, s->event_ctx);
+}
+
+int session__set_event_fn(struct session *s, session_event_fn fn, void *ctx)
+{
+	s->event_fn = fn;
+	s->event_ctx = ctx;
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	return s->events ? 0 : -errno;
+}
+
+int session__event_fd(const struct session *s)
+{
+	return s->events ? ring_buffer__epoll_fd(s->events) : -1;
+}
+
+int session__consume_events(struct session *s)
+{
+	int n = s->events ? ring_buffer__consume(s->events) : 0;
+
+	return n < 0 ? n : 0;
 }
 
 int session__add_target(struct session *s, __u32 id)
@@ -424,6 +460,13 @@ int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
 	return 0;
 }
 
+int session__ucopy(struct session *s, __u64 id, struct wprof_ucopy *out)
+{
+	if (bpf_map__lookup_elem(s->skel->maps.ucopies, &id, sizeof(id), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
+}
+
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
@@ -467,6 +510,7 @@ void session__free(struct session *s)
 	if (!s)
 		return;
 	session__stop(s);
+	ring_buffer__free(s->events);
 	wprof_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);

@@ -18,6 +18,11 @@ int session__open(const struct record_opts *opts, struct session **out);
 void session__free(struct session *s); /* NULL ok */
 
 int session__add_target(struct session *s, __u32 id);
+/* New target processes (exec, fork) are reported to fn from session__consume_events(). */
+typedef int (*session_event_fn)(const struct wprof_event *e, void *ctx);
+int session__set_event_fn(struct session *s, session_event_fn fn, void *ctx);
+int session__event_fd(const struct session *s); /* readable when events wait */
+int session__consume_events(struct session *s);
 /* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */
 void session__gate_until_exec(struct session *s, __u32 tgid);
 int session__start(struct session *s);
@@ -37,6 +42,8 @@ int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx);
 /* Frames of stack `id`, leaf first. 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
+/* Registers and stack top kept with user stack `id`. 0 or -ENOENT. */
+int session__ucopy(struct session *s, __u64 id, struct wprof_ucopy *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
 /* With --stats: the kernel's run-time statistics of each attached program. */
 void session__print_prog_stats(struct session *s, FILE *f);
