@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
+ * Itanium-mangled names, C++ and Rust legacy; Rust v0 is in demangle_v0.c.
+ *
  * C++ names: __cxa_demangle() prints a function with everything in its
  * mangled name ("std::ostream& std::operator<< <char>(std::ostream&, char
  * const*)"); perf (libiberty without DMGL_PARAMS) shows only the qualified
@@ -16,6 +18,8 @@
 #include <string.h>
 
 #include "demangle.h"
+
+/* ---- C++ ---- */
 
 typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -188,6 +192,147 @@ char *demangle__cxx_strip(const char *full)
 		len--;
 	return strndup(full + start, len - start);
 }
+
+/* ---- Rust legacy ---- */
+
+static const struct {
+	const char *esc, *repl;
+} legacy_escapes[] = {
+	{ "$SP$", "@" }, { "$BP$", "*" }, { "$RF$", "&" }, { "$LT$", "<" },
+	{ "$GT$", ">" }, { "$LP$", "(" }, { "$RP$", ")" }, { "$C$", "," },
+};
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+size_t demangle__utf8(char *dst, __u32 cp)
+{
+	if (cp < 0x80) {
+		dst[0] = cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		dst[0] = 0xc0 | cp >> 6;
+		dst[1] = 0x80 | (cp & 0x3f);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		dst[0] = 0xe0 | cp >> 12;
+		dst[1] = 0x80 | (cp >> 6 & 0x3f);
+		dst[2] = 0x80 | (cp & 0x3f);
+		return 3;
+	}
+	dst[0] = 0xf0 | cp >> 18;
+	dst[1] = 0x80 | (cp >> 12 & 0x3f);
+	dst[2] = 0x80 | (cp >> 6 & 0x3f);
+	dst[3] = 0x80 | (cp & 0x3f);
+	return 4;
+}
+
+/*
+ * One identifier of a legacy name, unescaped, at @out; returns the end of
+ * what was written, NULL on an unknown escape. No escape is shorter than
+ * what it stands for, so the output never outgrows the input.
+ */
+static char *legacy_ident(char *out, const char *s, size_t len)
+{
+	size_t i = 0, k;
+
+	if (len >= 2 && s[0] == '_' && s[1] == '$')
+		i = 1; /* an identifier cannot start with '$': rustc put a '_' before it */
+	while (i < len) {
+		if (s[i] == '.') {
+			bool two = i + 1 < len && s[i + 1] == '.';
+
+			out = stpcpy(out, two ? "::" : ".");
+			i += two ? 2 : 1;
+			continue;
+		}
+		if (s[i] != '$') {
+			*out++ = s[i++];
+			continue;
+		}
+		for (k = 0; k < sizeof(legacy_escapes) / sizeof(legacy_escapes[0]); k++) {
+			size_t elen = strlen(legacy_escapes[k].esc);
+
+			if (i + elen <= len && !strncmp(s + i, legacy_escapes[k].esc, elen)) {
+				out = stpcpy(out, legacy_escapes[k].repl);
+				i += elen;
+				break;
+			}
+		}
+		if (k < sizeof(legacy_escapes) / sizeof(legacy_escapes[0]))
+			continue;
+		/* $uXX$: a character by its code; "$u7b$" is 5 bytes for at most 4 */
+		if (i + 1 < len && s[i + 1] == 'u') {
+			size_t j = i + 2;
+			__u32 cp = 0;
+
+			while (j < len && is_hex(s[j]) && j - i < 8)
+				cp = cp << 4 | (s[j] <= '9' ? s[j] - '0' : s[j] - 'a' + 10), j++;
+			if (j < len && s[j] == '$' && j > i + 2 && cp < 0x110000) {
+				out += demangle__utf8(out, cp);
+				i = j + 1;
+				continue;
+			}
+		}
+		return NULL;
+	}
+	return out;
+}
+
+char *demangle__rust_legacy(const char *name)
+{
+	const char *p = name + 3, *last = NULL, *end;
+	char *res, *out;
+	size_t n = 0, i;
+
+	if (strncmp(name, "_ZN", 3))
+		goto invalid;
+	/* First pass: the parts and the hash, which tells Rust from C++. */
+	while (*p >= '1' && *p <= '9') {
+		size_t len = strtoul(p, (char **)&end, 10);
+
+		if (strnlen(end, len) < len)
+			goto invalid;
+		last = end;
+		p = end + len;
+		n++;
+	}
+	if (*p != 'E' || n < 2 || p - last != 17 || last[0] != 'h')
+		goto invalid;
+	for (i = 1; i < 17; i++)
+		if (!is_hex(last[i]))
+			goto invalid;
+	end = p + 1;
+	if (*end && *end != '.')
+		goto invalid;
+	/* escapes only shrink; "::" between parts may outgrow 1-digit lengths */
+	out = res = malloc(2 * strlen(name) + 1);
+	if (!res)
+		return NULL;
+	for (p = name + 3; n > 1; n--) {
+		size_t len = strtoul(p, (char **)&p, 10);
+
+		if (out != res)
+			out = stpcpy(out, "::");
+		out = legacy_ident(out, p, len);
+		if (!out) {
+			free(res);
+			goto invalid;
+		}
+		p += len;
+	}
+	strcpy(out, *end && strncmp(end, ".llvm.", 6) ? end : "");
+	return res;
+invalid:
+	errno = EINVAL;
+	return NULL;
+}
+
+/* ---- C++ ---- */
 
 /* "_Z<encoding>.constprop.0": the mangled part ends at the first '.', which no mangling uses. */
 static char *demangle_cxx(const char *name)

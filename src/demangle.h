@@ -16,6 +16,9 @@
 #ifndef WPROF_DEMANGLE_H
 #define WPROF_DEMANGLE_H
 
+#include <stddef.h>
+#include <linux/types.h>
+
 /*
  * The demangled form of the symbol @name, malloc'd; NULL with errno EINVAL
  * when @name is not mangled or cannot be demangled (use it as is), ENOMEM.
@@ -30,5 +33,8 @@ char *demangle__name(const char *name);
 char *demangle__cxx_strip(const char *full);
 char *demangle__rust_legacy(const char *name);
 char *demangle__rust_v0(const char *name);
+
+/* Write code point @cp as UTF-8 (1 to 4 bytes) at @dst; returns the length. */
+size_t demangle__utf8(char *dst, __u32 cp);
 
 #endif /* WPROF_DEMANGLE_H */

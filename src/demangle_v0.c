@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Rust symbol names, both manglings rustc has used:
+ * Rust v0 symbol names (RFC 2603): the mangling of the standard library
+ * as rustup ships it, and of crates built with -C symbol-mangling-version=v0.
+ * A small grammar of paths, types and constants with back-references,
  *
- * legacy: an Itanium nested name whose last part is the crate hash,
- *	_ZN4core3fmt9Formatter3pad17h0123456789abcdefE
- *   with '$..$' escapes for what C++ identifiers cannot hold ($LT$ is '<',
- *   $u7b$ is '{') and ".." for "::". Printed without the hash:
- *   core::fmt::Formatter::pad.
- *
- * v0 (RFC 2603, rustc's default since 1.95): a small grammar of paths,
- *   types and constants with back-references,
  *	_RNvMCs4fqI2P2rA04_7mycrateINtB2_3FoohE6method
- *   printed like rustc-demangle's alternate form, without crate
- *   disambiguators: <mycrate::Foo<u8>>::method.
+ *
+ * printed like rustc-demangle's alternate form, without crate
+ * disambiguators (hashes): <mycrate::Foo<u8>>::method.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -80,131 +75,11 @@ static int hex_val(char c)
 	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
-/* Append code point @cp as UTF-8. */
 static void put_utf8(struct out *o, __u32 cp)
 {
 	char b[4];
 
-	if (cp < 0x80) {
-		b[0] = cp;
-		put_n(o, b, 1);
-	} else if (cp < 0x800) {
-		b[0] = 0xc0 | cp >> 6;
-		b[1] = 0x80 | (cp & 0x3f);
-		put_n(o, b, 2);
-	} else if (cp < 0x10000) {
-		b[0] = 0xe0 | cp >> 12;
-		b[1] = 0x80 | (cp >> 6 & 0x3f);
-		b[2] = 0x80 | (cp & 0x3f);
-		put_n(o, b, 3);
-	} else {
-		b[0] = 0xf0 | cp >> 18;
-		b[1] = 0x80 | (cp >> 12 & 0x3f);
-		b[2] = 0x80 | (cp >> 6 & 0x3f);
-		b[3] = 0x80 | (cp & 0x3f);
-		put_n(o, b, 4);
-	}
-}
-
-/* ---- legacy ---- */
-
-static const struct {
-	const char *esc, *repl;
-} legacy_escapes[] = {
-	{ "$SP$", "@" }, { "$BP$", "*" }, { "$RF$", "&" }, { "$LT$", "<" },
-	{ "$GT$", ">" }, { "$LP$", "(" }, { "$RP$", ")" }, { "$C$", "," },
-};
-
-/* One identifier of a legacy name, unescaped. False on an unknown escape. */
-static bool legacy_ident(struct out *o, const char *s, size_t len)
-{
-	size_t i = 0, k;
-
-	if (len >= 2 && s[0] == '_' && s[1] == '$')
-		i = 1; /* an identifier cannot start with '$': rustc put a '_' before it */
-	while (i < len) {
-		if (s[i] == '.') {
-			bool two = i + 1 < len && s[i + 1] == '.';
-
-			put(o, two ? "::" : ".");
-			i += two ? 2 : 1;
-			continue;
-		}
-		if (s[i] != '$') {
-			put_n(o, s + i, 1);
-			i++;
-			continue;
-		}
-		for (k = 0; k < sizeof(legacy_escapes) / sizeof(legacy_escapes[0]); k++) {
-			size_t elen = strlen(legacy_escapes[k].esc);
-
-			if (i + elen <= len && !strncmp(s + i, legacy_escapes[k].esc, elen)) {
-				put(o, legacy_escapes[k].repl);
-				i += elen;
-				break;
-			}
-		}
-		if (k < sizeof(legacy_escapes) / sizeof(legacy_escapes[0]))
-			continue;
-		/* $uXX$: a character by its code */
-		if (i + 1 < len && s[i + 1] == 'u') {
-			size_t j = i + 2;
-			__u32 cp = 0;
-
-			while (j < len && is_hex(s[j]) && j - i < 10)
-				cp = cp << 4 | hex_val(s[j++]);
-			if (j < len && s[j] == '$' && j > i + 2 && cp < 0x110000) {
-				put_utf8(o, cp);
-				i = j + 1;
-				continue;
-			}
-		}
-		return false;
-	}
-	return true;
-}
-
-char *demangle__rust_legacy(const char *name)
-{
-	const char *p = name + 3, *last = NULL, *end;
-	struct out o = {};
-	size_t n = 0, i;
-	bool ok = false;
-
-	if (strncmp(name, "_ZN", 3))
-		goto done;
-	/* First pass: the parts and the hash, which tells Rust from C++. */
-	while (*p >= '1' && *p <= '9') {
-		size_t len = strtoul(p, (char **)&end, 10);
-
-		if (strnlen(end, len) < len)
-			goto done;
-		last = end;
-		p = end + len;
-		n++;
-	}
-	if (*p != 'E' || n < 2 || p - last != 17 || last[0] != 'h')
-		goto done;
-	for (i = 1; i < 17; i++)
-		if (!is_hex(last[i]))
-			goto done;
-	end = p + 1;
-	if (*end && *end != '.')
-		goto done;
-	for (p = name + 3; n > 1; n--) {
-		size_t len = strtoul(p, (char **)&p, 10);
-
-		if (o.len)
-			put(&o, "::");
-		if (!legacy_ident(&o, p, len))
-			goto done;
-		p += len;
-	}
-	if (*end && strncmp(end, ".llvm.", 6))
-		put(&o, end);
-	ok = true;
-done:
-	return out_finish(&o, ok);
+	put_n(o, b, demangle__utf8(b, cp));
 }
 
 /* ---- v0 ---- */
@@ -403,40 +278,43 @@ static void emit_ident(struct v0 *d, const char *s, size_t len, bool puny)
 static void path(struct v0 *d, bool in_value);
 static void type(struct v0 *d);
 static void constant(struct v0 *d);
+static bool trait_path(struct v0 *d);
 
-/* Follow a back-reference to a path, type or constant. */
-static void backref(struct v0 *d, void (*fn)(struct v0 *, bool), bool in_value)
+enum backref_to { TO_PATH, TO_VALUE_PATH, TO_TYPE, TO_CONST, TO_TRAIT };
+
+/* Follow a back-reference; returns what trait_path() does for TO_TRAIT. */
+static bool backref(struct v0 *d, enum backref_to to)
 {
 	size_t at = d->pos - 1, saved;
 	__u64 target = base62(d);
+	bool open = false;
 
-	if (d->bad || target >= at) {
+	/* Past MAX_OUT, stop: back-references can make the output exponential. */
+	if (d->bad || target >= at || d->o->failed) {
 		d->bad = true;
-		return;
+		return false;
 	}
 	if (d->skip)
-		return; /* nothing to print: the text there was parsed already */
+		return false; /* nothing to print: the text there was parsed already */
 	saved = d->pos;
 	d->pos = target;
-	fn(d, in_value);
+	switch (to) {
+	case TO_PATH:
+	case TO_VALUE_PATH:
+		path(d, to == TO_VALUE_PATH);
+		break;
+	case TO_TYPE:
+		type(d);
+		break;
+	case TO_CONST:
+		constant(d);
+		break;
+	case TO_TRAIT:
+		open = trait_path(d);
+		break;
+	}
 	d->pos = saved;
-}
-
-static void path_fn(struct v0 *d, bool in_value)
-{
-	path(d, in_value);
-}
-
-static void type_fn(struct v0 *d, bool in_value)
-{
-	(void)in_value;
-	type(d);
-}
-
-static void const_fn(struct v0 *d, bool in_value)
-{
-	(void)in_value;
-	constant(d);
+	return open;
 }
 
 static void lifetime(struct v0 *d, __u64 lt)
@@ -567,7 +445,7 @@ static void path(struct v0 *d, bool in_value)
 		emit(d, ">");
 		break;
 	case 'B':
-		backref(d, path_fn, in_value);
+		backref(d, in_value ? TO_VALUE_PATH : TO_PATH);
 		break;
 	default:
 		d->bad = true;
@@ -578,30 +456,16 @@ out:
 
 static const char *basic_type(char tag)
 {
-	switch (tag) {
-	case 'a': return "i8";
-	case 'b': return "bool";
-	case 'c': return "char";
-	case 'd': return "f64";
-	case 'e': return "str";
-	case 'f': return "f32";
-	case 'h': return "u8";
-	case 'i': return "isize";
-	case 'j': return "usize";
-	case 'l': return "i32";
-	case 'm': return "u32";
-	case 'n': return "i128";
-	case 'o': return "u128";
-	case 's': return "i16";
-	case 't': return "u16";
-	case 'u': return "()";
-	case 'v': return "...";
-	case 'x': return "i64";
-	case 'y': return "u64";
-	case 'z': return "!";
-	case 'p': return "_";
-	default: return NULL;
-	}
+	static const char *const names[26] = {
+		['a' - 'a'] = "i8",  ['b' - 'a'] = "bool",  ['c' - 'a'] = "char", ['d' - 'a'] = "f64",
+		['e' - 'a'] = "str", ['f' - 'a'] = "f32",   ['h' - 'a'] = "u8",   ['i' - 'a'] = "isize",
+		['j' - 'a'] = "usize", ['l' - 'a'] = "i32", ['m' - 'a'] = "u32",  ['n' - 'a'] = "i128",
+		['o' - 'a'] = "u128", ['p' - 'a'] = "_",    ['s' - 'a'] = "i16",  ['t' - 'a'] = "u16",
+		['u' - 'a'] = "()",  ['v' - 'a'] = "...",   ['x' - 'a'] = "i64",  ['y' - 'a'] = "u64",
+		['z' - 'a'] = "!",
+	};
+
+	return tag >= 'a' && tag <= 'z' ? names[tag - 'a'] : NULL;
 }
 
 static void fn_sig(struct v0 *d)
@@ -652,17 +516,7 @@ static bool trait_path(struct v0 *d)
 	if (++d->depth > MAX_DEPTH)
 		d->bad = true;
 	if (!d->bad && eat(d, 'B')) {
-		size_t at = d->pos - 1, saved;
-		__u64 target = base62(d);
-
-		if (d->bad || target >= at) {
-			d->bad = true;
-		} else if (!d->skip) {
-			saved = d->pos;
-			d->pos = target;
-			open = trait_path(d);
-			d->pos = saved;
-		}
+		open = backref(d, TO_TRAIT);
 	} else if (!d->bad && eat(d, 'I')) {
 		path(d, false);
 		generic_args_open(d);
@@ -779,7 +633,7 @@ static void type(struct v0 *d)
 		dyn_bounds(d);
 		break;
 	case 'B':
-		backref(d, type_fn, false);
+		backref(d, TO_TYPE);
 		break;
 	default:
 		d->pos--;
@@ -919,7 +773,7 @@ static void constant(struct v0 *d)
 		}
 		break;
 	case 'B':
-		backref(d, const_fn, false);
+		backref(d, TO_CONST);
 		break;
 	default:
 		d->bad = true;

@@ -425,6 +425,34 @@ const char *elfsyms__find(struct elfsyms *e, __u64 addr)
 /* ---- inlined functions ---- */
 
 /* The name of an inlined call: its linkage name demangled (qualified), else its plain name. */
+/* The file's DWARF side (a Dwfl of its own), opened on first use. */
+static Dwfl_Module *open_dwarf(struct elfsyms *e)
+{
+	if (!e->indexed)
+		return NULL;
+	if (!e->dwarf_tried) {
+		e->dwarf_tried = true;
+		if (e->fd >= 0)
+			e->mod = report(e, &e->dwfl);
+	}
+	return e->mod;
+}
+
+Dwarf_CFI *elfsyms__cfi(struct elfsyms *e, __u64 *bias)
+{
+	Dwfl_Module *mod = open_dwarf(e);
+	Dwarf_Addr b = 0;
+	Dwarf_CFI *cfi;
+
+	if (!mod)
+		return NULL;
+	cfi = dwfl_module_eh_cfi(mod, &b);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &b);
+	*bias = b;
+	return cfi;
+}
+
 static char *inline_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
@@ -454,17 +482,24 @@ static void inl_free(struct inl *in)
 
 static struct inl *lookup_inlines(struct elfsyms *e, __u64 addr)
 {
-	Dwarf_Die *cu, *scopes = NULL, *calls[MAX_INLINE_DEPTH];
-	int nscopes, i, nr = 0;
+	Dwarf_Die *cu, *scopes = NULL, *chain = NULL, *calls[MAX_INLINE_DEPTH];
+	int nscopes, nchain = 0, i, nr = 0;
 	struct inl *in;
 	Dwarf_Addr bias;
 
 	cu = e->mod ? dwfl_module_addrdie(e->mod, addr, &bias) : NULL;
 	nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-	/* scopes[0] is the innermost; the calls read from the outermost in. */
-	for (i = nscopes - 1; i >= 0 && nr < MAX_INLINE_DEPTH; i--)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
-			calls[nr++] = &scopes[i];
+	/*
+	 * Past an inlined call, dwarf_getscopes() goes on with the lexical
+	 * scopes of the inlined function's definition; the calls are the DIEs
+	 * that contain the innermost scope, scopes[0], in the caller's tree.
+	 */
+	if (nscopes > 0)
+		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	/* chain[0] is the innermost; the calls read from the outermost in. */
+	for (i = nchain - 1; i >= 0 && nr < MAX_INLINE_DEPTH; i--)
+		if (dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine)
+			calls[nr++] = &chain[i];
 	in = calloc(1, sizeof(*in) + nr * sizeof(in->names[0]));
 	for (i = 0; in && i < nr; i++) {
 		in->names[i] = inline_name(calls[i]);
@@ -473,6 +508,7 @@ static struct inl *lookup_inlines(struct elfsyms *e, __u64 addr)
 		in->nr++;
 	}
 	free(scopes);
+	free(chain);
 	return in;
 }
 
@@ -482,14 +518,7 @@ int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max)
 	void *old;
 	int i;
 
-	if (!e->indexed)
-		return 0;
-	if (!e->dwarf_tried) {
-		e->dwarf_tried = true;
-		if (e->fd >= 0)
-			e->mod = report(e, &e->dwfl);
-	}
-	if (!e->mod)
+	if (!open_dwarf(e))
 		return 0;
 	if (!in) {
 		in = lookup_inlines(e, addr);

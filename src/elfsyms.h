@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <elfutils/libdw.h>
 #include <linux/types.h>
 
 struct elfsyms;
@@ -74,6 +75,11 @@ const char *elfsyms__find(struct elfsyms *e, __u64 addr);
 int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max);
 
 /* NULL is ok. */
+/*
+ * The file's call frame information (.eh_frame, else .debug_frame) for
+ * unwinding; a module address A is looked up in it as A - *bias. NULL if none.
+ */
+Dwarf_CFI *elfsyms__cfi(struct elfsyms *e, __u64 *bias);
 void elfsyms__free(struct elfsyms *e);
 
 #endif /* WPROF_ELFSYMS_H */

@@ -10,15 +10,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "procmaps.h"
 
 #define DELETED_SUFFIX " (deleted)"
+#define VDSO_MAX_SIZE (1U << 20)
 
 /* Parse hex digits at *p up to @term; advances *p past @term. */
 static int parse_hex(const char **p, __u64 *v, char term)
@@ -219,22 +224,53 @@ static bool same_file(const struct stat *st, const struct proc_map *m)
 	       minor(st->st_dev) == m->dev_minor;
 }
 
-/* Open @path if it is a regular file (never a FIFO or a device: opening those has effects). */
-static int open_regular(const char *path, struct stat *st)
+/*
+ * Open @path (relative to @dirfd, resolved with the openat2() @resolve
+ * flags) if it is a regular file. It is looked at through an O_PATH fd
+ * first: opening a FIFO or a device has effects.
+ */
+static int open_regular_at(int dirfd, const char *path, __u64 resolve, struct stat *st)
 {
-	int fd;
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+	char self[64];
+	int pfd, fd, err;
 
-	if (stat(path, st))
+	pfd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (pfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+		pfd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -errno;
-	if (!S_ISREG(st->st_mode))
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
+	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
+		close(pfd);
 		return -EINVAL;
 	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	return err ? err : fd;
+}
+
+static int open_regular(const char *path, struct stat *st)
+{
+	return open_regular_at(AT_FDCWD, path, 0, st);
+}
+
+/*
+ * @path in the mount namespace and root of @pid. Resolved in its root:
+ * a symlink in a container cannot make us read a file of the host.
+ */
+static int open_in_root(int pid, const char *path, struct stat *st)
+{
+	char root[64];
+	int dirfd, fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	fd = open_regular_at(dirfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, st);
+	close(dirfd);
 	return fd;
 }
 
@@ -257,8 +293,7 @@ int procmaps__open_file(int pid, const struct proc_map *m)
 	 * A deleted file's path may name a newer file now: check the inode.
 	 * Not otherwise, as overlayfs shows other inode numbers than the maps.
 	 */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
-	fd = open_regular(path, &st);
+	fd = open_in_root(pid, m->path, &st);
 	if (fd >= 0 && (!m->deleted || st.st_ino == m->inode))
 		return fd;
 	if (fd >= 0)
@@ -290,6 +325,65 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len)
 	if (n < 0)
 		return n;
 	return (size_t)n == len ? 0 : -EIO;
+}
+
+int procmaps__start_time(int pid, __u64 *start_time)
+{
+	char path[64], buf[1024], *p;
+	int fd, field;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -ESRCH;
+	buf[n] = '\0';
+	/* The command name may contain spaces and ')': skip to its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	*start_time = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)
+{
+	void *buf, *base = (void *)getauxval(AT_SYSINFO_EHDR);
+	const struct proc_map *own;
+	struct proc_maps self;
+	bool ok = false;
+
+	*len = m->end - m->start;
+	if (*len > VDSO_MAX_SIZE)
+		return NULL;
+	buf = malloc(*len);
+	if (!buf)
+		return NULL;
+	if (!procmaps__read_mem(pid, m->start, buf, *len))
+		return buf;
+	/*
+	 * Every native process maps the same vDSO image; compat (32-bit) ones
+	 * have another of a different size, so only trust ours if sizes match.
+	 */
+	if (base && !procmaps__read(getpid(), &self)) {
+		own = procmaps__find(&self, (unsigned long)base);
+		ok = own && own->start == (unsigned long)base && own->end - own->start == *len;
+		procmaps__free(&self);
+	}
+	if (ok) {
+		memcpy(buf, base, *len);
+		return buf;
+	}
+	free(buf);
+	return NULL;
 }
 
 void procmaps__free(struct proc_maps *m)

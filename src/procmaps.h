@@ -43,13 +43,26 @@ int procmaps__read(int pid, struct proc_maps *out);
 const struct proc_map *procmaps__find(const struct proc_maps *m, __u64 addr);
 /*
  * Open the file mapped at @m in @pid, read-only: through /proc/PID/map_files
- * (the very file, even deleted; needs CAP_SYS_ADMIN), else through
- * /proc/PID/root/PATH (the process's mount namespace), else PATH itself if it
- * is the same (dev, inode). Only regular files are opened. An fd or -errno.
+ * (the very file, even deleted; needs CAP_SYS_ADMIN), else PATH resolved in
+ * /proc/PID/root (the process's mount namespace and root, symlinks kept
+ * inside), else PATH itself if it is the same (dev, inode). Only regular
+ * files are opened. An fd or -errno.
  */
 int procmaps__open_file(int pid, const struct proc_map *m);
 /* Read @len bytes at @addr of @pid's memory (/proc/PID/mem). 0 or -errno (-EIO if short). */
 int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
+/*
+ * When @pid started, in clock ticks since boot (field 22 of /proc/PID/stat):
+ * tells a reused pid from the process seen before. 0 or -errno (-ESRCH).
+ */
+int procmaps__start_time(int pid, __u64 *start_time);
+/*
+ * A copy of the vDSO image mapped at @m in @pid, malloc'd, of *@len bytes;
+ * NULL if it cannot be read. When @pid's memory is not readable, our own
+ * vDSO stands in if it has the same size (every native process maps the
+ * same image).
+ */
+void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len);
 /* Frees the maps and resets @m to empty; NULL is ok. */
 void procmaps__free(struct proc_maps *m);
 

@@ -2,14 +2,18 @@
 /*
  * User and kernel symbolization.
  *
- * Three caches, all hash tables:
- *   files: (dev, inode) -> struct sym_file. One per ELF file whatever the
- *          number of processes mapping it. Opened at add_pid time (the fd
- *          keeps a deleted or unmounted file readable), indexed lazily on the
- *          first lookup, after which the fd is closed.
- *   procs: pid -> struct proc, a list of maps snapshots, newest first.
- *   names: (pid, ip) -> the resulting name, valid while the process's
- *          generation is unchanged.
+ * Caches, all hash tables:
+ *   files:     (dev, inode) -> struct sym_file, opened at add_pid time (the
+ *              fd keeps a deleted or unmounted file readable).
+ *   build_ids: build-id -> the same struct sym_file: two paths to one
+ *              build-id (a copy, a container's layer, a stripped twin)
+ *              share one index, that of the file with the most symbols.
+ *              A struct sym_file holds a struct elfsyms, indexed lazily on
+ *              the first lookup.
+ *   procs:     pid -> struct proc: a list of maps snapshots, newest first,
+ *              and the process's perf map.
+ *   names:     (pid, inlines, ip) -> the resulting names, valid while the
+ *              process's generation and the files' generation are unchanged.
  *
  * An address goes process address -> file offset (through the mapping) ->
  * ELF virtual address (through the PT_LOAD headers) -> symbol, which is
@@ -21,458 +25,170 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <elfutils/libdwfl.h>
+#include <sys/resource.h>
 
+#include "elfsyms.h"
+#include "hmap.h"
 #include "kallsyms.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "symbolize.h"
 
 /* Keys of the vDSO images in the files table: no real file has this device. */
 #define VDSO_DEV (~0ULL)
-#define VDSO_MAX_SIZE (1U << 20)
-/* Symbols this far back are checked for one that contains an address (nested symbols). */
-#define NESTED_LOOKBACK 8
 #define FALLBACK_LEN 512
-/*
- * Files are indexed lazily, but each one waiting holds an fd: past this many,
- * index at once (which closes the fd) to stay well within RLIMIT_NOFILE.
- */
-#define MAX_HELD_FDS 256
+/* Longer names (C++ templates) are cut to this, including the NUL. */
+#define MAX_NAME_LEN 1024
+/* One real function and the calls inlined into it; deeper nests lose their innermost ones. */
+#define MAX_FRAMES_PER_IP 33
+#define DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
 
-struct hslot {
-	__u64 k1, k2;
-	void *val; /* NULL: empty */
-};
-
-struct hmap {
-	struct hslot *slots;
-	size_t cap; /* power of 2 */
-	size_t nr;
-};
-
-struct seg {
-	__u64 off, filesz, vaddr, memsz;
-	bool exec;
-};
-
-struct fsym {
-	__u64 start, end; /* module addresses, [start, end) */
-	__u32 name;	  /* offset in sym_file.names */
-};
+/* Suffixes of frame names, by kind. */
+enum { KIND_PLAIN, KIND_JIT, KIND_INLINE };
+static const char *const kind_suffix[] = { "", "_[j]", "_[i]" };
 
 struct sym_file {
-	int fd;		  /* -1 once indexed, or if never opened */
-	bool indexed;
-	char *path;	  /* as the process saw it: libdw looks for debug files next to it */
-	const char *base; /* basename of path, for "lib.so+0x..." */
-	__u64 bias;	  /* module address - ELF vaddr */
-	struct seg *segs; /* PT_LOAD headers */
-	size_t nr_segs;
-	struct fsym *syms; /* sorted by start, one per address */
-	size_t nr_syms;
-	char *names;
+	struct elfsyms *es; /* NULL: the file is not ELF (remembered, not retried) */
 };
 
 struct snapshot {
 	struct snapshot *older;
 	struct proc_maps maps;
-	struct sym_file **files; /* parallel to maps.maps; NULL when not backed by an opened file */
+	struct sym_file **files; /* parallel to maps.maps; NULL when not backed by an ELF file */
 };
 
 struct proc {
 	__u64 start_time; /* tells a reused pid from the process we captured */
 	__u32 gen;	  /* changes whenever cached names of this pid may be stale */
 	struct snapshot *snaps;
+	struct perfmap *jit;
+	bool jit_checked;   /* the perf map was refreshed since the last add_pid */
+	bool jit_counted;   /* counted in stats.jit_maps */
+	bool jit_untrusted; /* counted in stats.jit_untrusted */
 };
 
+/* The names of one address: @nr times a kind byte and a NUL-terminated name. */
 struct name_ent {
-	__u32 gen;
+	__u32 gen, files_gen;
 	int ret;
-	char name[];
+	int nr;
+	char text[];
 };
 
 struct symbolizer {
-	struct hmap files, procs, names;
+	struct hmap files, build_ids, procs, names;
+	struct sym_file **all_files; /* every struct sym_file once, to free them */
+	size_t nr_files, cap_files;
 	__u32 gen;
-	__u32 held_fds;
+	__u32 files_gen; /* bumped when a file's index is replaced by a richer one */
+	__u32 held_fds, fd_budget;
+	char *debuginfo_path; /* libdw's search path; elfsyms hold &debuginfo_path */
+	struct name_ent *uncached; /* the last entry that did not fit in the cache */
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct symbolizer_stats stats;
 };
 
-/*
- * Where libdw's standard callbacks look for separate debug files: by build-id
- * under /usr/lib/debug/.build-id, by .gnu_debuglink name next to the file, in
- * its .debug/ and under /usr/lib/debug/<its directory>.
- */
-static char debuginfo_dirs[] = ":.debug:/usr/lib/debug";
-static char *debuginfo_path = debuginfo_dirs;
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
+/* ---- files ---- */
 
-static __u64 hash2(__u64 a, __u64 b)
+static void index_file(struct symbolizer *s, struct sym_file *f, bool keep_fd)
 {
-	__u64 h = a * 0x9e3779b97f4a7c15ULL ^ b;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
-static struct hslot *hmap_slot(const struct hmap *h, __u64 k1, __u64 k2)
-{
-	size_t mask = h->cap - 1, i = hash2(k1, k2) & mask;
-
-	while (h->slots[i].val && (h->slots[i].k1 != k1 || h->slots[i].k2 != k2))
-		i = (i + 1) & mask;
-	return &h->slots[i];
-}
-
-static void *hmap_get(const struct hmap *h, __u64 k1, __u64 k2)
-{
-	return h->cap ? hmap_slot(h, k1, k2)->val : NULL;
-}
-
-/* Insert or replace; the replaced value (or NULL) goes to *old. 0 or -ENOMEM. */
-static int hmap_put(struct hmap *h, __u64 k1, __u64 k2, void *val, void **old)
-{
-	struct hslot *slot;
-
-	if ((h->nr + 1) * 2 > h->cap) {
-		struct hmap bigger = { .cap = h->cap ? h->cap * 2 : 64 };
-		size_t i;
-
-		bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-		if (!bigger.slots)
-			return -ENOMEM;
-		for (i = 0; i < h->cap; i++)
-			if (h->slots[i].val)
-				*hmap_slot(&bigger, h->slots[i].k1, h->slots[i].k2) = h->slots[i];
-		bigger.nr = h->nr;
-		free(h->slots);
-		*h = bigger;
-	}
-	slot = hmap_slot(h, k1, k2);
-	*old = slot->val;
-	if (!slot->val)
-		h->nr++;
-	slot->k1 = k1;
-	slot->k2 = k2;
-	slot->val = val;
-	return 0;
-}
-
-/* ---- per-file symbol index ---- */
-
-struct tsym {
-	__u64 start, size;
-	const char *name;
-	__u32 rank;
-};
-
-/*
- * Several names at one address (aliases such as nanosleep/__nanosleep):
- * prefer what a reader knows: non-local, fewer leading underscores, global
- * over weak, shorter.
- */
-static __u32 sym_rank(const GElf_Sym *sym, const char *name)
-{
-	int bind = GELF_ST_BIND(sym->st_info);
-	__u32 underscores = 0, len = strnlen(name, 0xffff);
-
-	while (name[underscores] == '_' && underscores < 15)
-		underscores++;
-	return (bind == STB_LOCAL) << 24 | underscores << 20 | (bind != STB_GLOBAL) << 19 | len;
-}
-
-static int tsym_cmp(const void *a, const void *b)
-{
-	const struct tsym *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int read_segments(struct sym_file *f, Elf *elf)
-{
-	size_t nr, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &nr))
-		return -EINVAL;
-	f->segs = calloc(nr ? nr : 1, sizeof(*f->segs));
-	if (!f->segs)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->nr_segs++] = (struct seg){
-			.off = ph.p_offset,
-			.filesz = ph.p_filesz,
-			.vaddr = ph.p_vaddr,
-			.memsz = ph.p_memsz,
-			.exec = ph.p_flags & PF_X,
-		};
-	}
-	return 0;
-}
-
-/* End of the loaded segment holding module address @addr: the limit of a sizeless symbol. */
-static __u64 segment_end(const struct sym_file *f, __u64 addr)
-{
-	size_t i;
-
-	for (i = 0; i < f->nr_segs; i++) {
-		__u64 lo = f->segs[i].vaddr + f->bias;
-
-		if (addr >= lo && addr - lo < f->segs[i].memsz)
-			return lo + f->segs[i].memsz;
-	}
-	return addr + 1;
-}
-
-/* Copy libdw's function symbols into a sorted array with one entry per address. */
-static int read_symbols(struct sym_file *f, Dwfl_Module *mod)
-{
-	struct tsym *t = NULL;
-	size_t nr = 0, names_len = 0, i, j;
-	int n = dwfl_module_getsymtab(mod), err = 0;
-
-	if (n <= 0)
-		return 0; /* no symbol table at all: every address falls back */
-	t = calloc(n, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (i = 1; i < (size_t)n; i++) {
-		const char *name;
-		GElf_Word shndx;
-		GElf_Addr addr;
-		GElf_Sym sym;
-		int type;
-
-		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
-		if (!name || !name[0])
-			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
-			continue;
-		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name) };
-	}
-	qsort(t, nr, sizeof(*t), tsym_cmp);
-	/* The best-ranked name of each address first; the biggest size of the group. */
-	for (i = 0, j = 0; i < nr; i++) {
-		if (j && t[j - 1].start == t[i].start) {
-			if (t[i].size > t[j - 1].size)
-				t[j - 1].size = t[i].size;
-			continue;
-		}
-		t[j++] = t[i];
-		names_len += strlen(t[i].name) + 1;
-	}
-	nr = j;
-	f->syms = calloc(nr ? nr : 1, sizeof(*f->syms));
-	f->names = malloc(names_len ? names_len : 1);
-	if (!f->syms || !f->names) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0, names_len = 0; i < nr; i++) {
-		struct fsym *fs = &f->syms[i];
-		size_t len = strlen(t[i].name) + 1;
-
-		fs->start = t[i].start;
-		if (t[i].size)
-			fs->end = t[i].start + t[i].size;
-		else if (i + 1 < nr)
-			fs->end = t[i + 1].start; /* assembly without .size: up to the next one */
-		else
-			fs->end = segment_end(f, t[i].start);
-		fs->name = names_len;
-		memcpy(f->names + names_len, t[i].name, len);
-		names_len += len;
-	}
-	f->nr_syms = nr;
-cleanup:
-	free(t);
-	return err;
-}
-
-/*
- * Read the file's PT_LOAD headers and function symbols. libdw picks the
- * symbol table: .symtab of the file or of its separate debug file (found by
- * build-id or .gnu_debuglink), else .dynsym plus the MiniDebugInfo symtab.
- * Failure just leaves the file without symbols: its frames fall back.
- */
-static void sym_file__index(struct symbolizer *s, struct sym_file *f)
-{
-	Dwfl_Module *mod;
-	GElf_Addr bias;
-	Dwfl *dwfl;
-	Elf *elf;
-
-	f->indexed = true;
-	if (f->fd < 0)
+	if (!f->es || elfsyms__indexed(f->es))
 		return;
-	s->held_fds--;
-	dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!dwfl)
-		goto cleanup;
-	/* Reported at 0: module addresses are the ELF's own virtual addresses. */
-	mod = dwfl_report_elf(dwfl, f->base, f->path, f->fd, 0, true);
-	if (mod)
-		f->fd = -1; /* consumed by libdw, closed by dwfl_end() */
-	if (dwfl_report_end(dwfl, NULL, NULL) || !mod)
-		goto cleanup;
-	elf = dwfl_module_getelf(mod, &bias);
-	f->bias = bias;
-	if (!elf || read_segments(f, elf))
-		goto cleanup;
-	read_symbols(f, mod);
-cleanup:
-	dwfl_end(dwfl);
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
+	elfsyms__index(f->es, &s->debuginfo_path, keep_fd);
+	if (!elfsyms__holds_fd(f->es))
+		s->held_fds--;
 }
 
-/* The symbol of the file that contains @file_off, or NULL. */
-static const char *sym_file__find(struct symbolizer *s, struct sym_file *f, __u64 file_off,
-				  bool exec)
+static struct sym_file *new_file(struct symbolizer *s, struct elfsyms *es)
 {
-	const struct seg *seg = NULL;
-	size_t i, lo = 0, hi;
-	__u64 addr;
+	struct sym_file *f;
 
-	if (!f->indexed)
-		sym_file__index(s, f);
-	/* Segments may share a file page; an executable mapping wants the executable one. */
-	for (i = 0; i < f->nr_segs; i++) {
-		const struct seg *sg = &f->segs[i];
+	if (s->nr_files == s->cap_files) {
+		size_t cap = s->cap_files ? s->cap_files * 2 : 64;
+		struct sym_file **all = realloc(s->all_files, cap * sizeof(*all));
 
-		if (file_off < sg->off || file_off - sg->off >= sg->filesz)
-			continue;
-		if (!seg || (sg->exec == exec && seg->exec != exec))
-			seg = sg;
+		if (!all)
+			return NULL;
+		s->all_files = all;
+		s->cap_files = cap;
 	}
-	if (!seg)
-		return NULL;
-	addr = file_off - seg->off + seg->vaddr + f->bias;
-
-	hi = f->nr_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i > 0 && lo - i < NESTED_LOOKBACK; i--) {
-		if (addr < f->syms[i - 1].end)
-			return f->names + f->syms[i - 1].name;
-	}
-	return NULL;
-}
-
-static void sym_file__free(struct sym_file *f)
-{
-	if (!f)
-		return;
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f->path);
-	free(f->segs);
-	free(f->syms);
-	free(f->names);
-	free(f);
-}
-
-static struct sym_file *sym_file__new(int fd, const char *path)
-{
-	struct sym_file *f = calloc(1, sizeof(*f));
-	const char *slash;
-
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->path = strdup(path);
-	if (!f->path) {
-		free(f);
-		return NULL;
+	f->es = es;
+	s->all_files[s->nr_files++] = f;
+	if (es) {
+		s->stats.files++;
+		s->held_fds++;
 	}
-	slash = strrchr(f->path, '/');
-	f->base = slash && slash[1] ? slash + 1 : f->path;
-	f->fd = fd;
 	return f;
 }
 
-/* ---- the vDSO ---- */
-
-/* Copy the vDSO image of @pid (ours as a stand-in if its memory is not readable). */
-static void *read_vdso(int pid, const struct proc_map *m, size_t *len)
+/*
+ * The struct sym_file for @es: a new one, or the one of the same build-id,
+ * which gets @es instead of its own if @es has more symbols. Takes @es.
+ */
+static struct sym_file *share_by_build_id(struct symbolizer *s, struct elfsyms *es)
 {
-	void *buf, *base = (void *)getauxval(AT_SYSINFO_EHDR);
-	const struct proc_map *own;
-	struct proc_maps self;
-	bool ok = false;
-
-	*len = m->end - m->start;
-	if (*len > VDSO_MAX_SIZE)
-		return NULL;
-	buf = malloc(*len);
-	if (!buf)
-		return NULL;
-	if (!procmaps__read_mem(pid, m->start, buf, *len))
-		return buf;
-	/*
-	 * Every native process maps the same vDSO image; compat (32-bit) ones
-	 * have another of a different size, so only trust ours if sizes match.
-	 */
-	if (base && !procmaps__read(getpid(), &self)) {
-		own = procmaps__find(&self, (unsigned long)base);
-		ok = own && own->start == (unsigned long)base && own->end - own->start == *len;
-		procmaps__free(&self);
-	}
-	if (ok) {
-		memcpy(buf, base, *len);
-		return buf;
-	}
-	free(buf);
-	return NULL;
-}
-
-static __u64 fnv1a(const unsigned char *p, size_t len)
-{
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
-}
-
-static int cache_file(struct symbolizer *s, __u64 k1, __u64 k2, struct sym_file *f)
-{
+	const unsigned char *id, *other_id;
+	size_t len = elfsyms__build_id(es, &id);
+	struct sym_file *f = NULL;
+	__u64 key = 0;
 	void *old;
-	int err = hmap_put(&s->files, k1, k2, f, &old);
 
-	if (err)
-		return err;
-	s->stats.files++;
-	if (++s->held_fds > MAX_HELD_FDS)
-		sym_file__index(s, f);
-	return 0;
+	if (len) {
+		key = hmap__hash_bytes(id, len);
+		f = hmap__get(&s->build_ids, key, len);
+		if (f && (elfsyms__build_id(f->es, &other_id) != len || memcmp(id, other_id, len)))
+			return new_file(s, es); /* a hash collision: no sharing */
+	}
+	if (!f) {
+		f = new_file(s, es);
+		if (f && len && hmap__put(&s->build_ids, key, len, f, &old))
+			return f; /* just not shared */
+		return f;
+	}
+	s->stats.files_shared++;
+	if (elfsyms__richness(es) > elfsyms__richness(f->es)) {
+		if (elfsyms__indexed(f->es))
+			s->files_gen++; /* names cached from the poorer index are stale */
+		s->held_fds -= elfsyms__holds_fd(f->es);
+		s->held_fds += elfsyms__holds_fd(es);
+		elfsyms__free(f->es);
+		f->es = es;
+	} else {
+		elfsyms__free(es);
+	}
+	return f;
+}
+
+/* Open @fd as ELF and cache it under (@dev, @ino). Takes @fd. */
+static struct sym_file *add_file(struct symbolizer *s, __u64 dev, __u64 ino, int fd,
+				 const char *path)
+{
+	struct elfsyms *es = elfsyms__new(fd, path);
+	struct sym_file *f;
+	void *old;
+
+	if (!es && errno == ENOMEM)
+		return NULL;
+	if (!es)
+		s->stats.files_failed++;
+	f = es ? share_by_build_id(s, es) : new_file(s, NULL);
+	if (!f) {
+		elfsyms__free(es);
+		return NULL;
+	}
+	if (hmap__put(&s->files, dev, ino, f, &old))
+		return f->es ? f : NULL; /* usable, just looked up again next time */
+	/* Each file waiting to be indexed holds an fd: past the budget, index at once. */
+	if (s->held_fds > s->fd_budget && f->es && !elfsyms__indexed(f->es)) {
+		index_file(s, f, false);
+		s->stats.files_closed_early++;
+	}
+	return f->es ? f : NULL;
 }
 
 /* The vDSO as a file: a memfd holding its image, one per distinct image. */
@@ -480,14 +196,14 @@ static struct sym_file *get_vdso(struct symbolizer *s, int pid, const struct pro
 {
 	struct sym_file *f = NULL;
 	size_t len;
-	void *img = read_vdso(pid, m, &len);
+	void *img = procmaps__copy_vdso(pid, m, &len);
 	__u64 key;
 	int fd;
 
 	if (!img)
 		return NULL;
-	key = fnv1a(img, len) ^ len;
-	f = hmap_get(&s->files, VDSO_DEV, key);
+	key = hmap__hash_bytes(img, len) ^ len;
+	f = hmap__get(&s->files, VDSO_DEV, key);
 	if (f)
 		goto out;
 	fd = memfd_create("wprof-vdso", MFD_CLOEXEC);
@@ -497,15 +213,7 @@ static struct sym_file *get_vdso(struct symbolizer *s, int pid, const struct pro
 		close(fd);
 		goto out;
 	}
-	f = sym_file__new(fd, "[vdso]");
-	if (!f) {
-		close(fd);
-		goto out;
-	}
-	if (cache_file(s, VDSO_DEV, key, f)) {
-		sym_file__free(f);
-		f = NULL;
-	}
+	f = add_file(s, VDSO_DEV, key, fd, "[vdso]");
 out:
 	free(img);
 	return f;
@@ -521,24 +229,15 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		return NULL; /* only code gets symbolized */
 	if (m->path[0] == '[')
 		return strcmp(m->path, "[vdso]") ? NULL : get_vdso(s, pid, m);
-	f = hmap_get(&s->files, dev, m->inode);
+	f = hmap__get(&s->files, dev, m->inode);
 	if (f)
-		return f;
+		return f->es ? f : NULL;
 	fd = m->inode ? procmaps__open_file(pid, m) : -1;
 	if (fd < 0) {
 		s->stats.files_failed++;
 		return NULL;
 	}
-	f = sym_file__new(fd, m->path);
-	if (!f) {
-		close(fd);
-		return NULL;
-	}
-	if (cache_file(s, dev, m->inode, f)) {
-		sym_file__free(f);
-		return NULL;
-	}
-	return f;
+	return add_file(s, dev, m->inode, fd, m->path);
 }
 
 /* ---- processes ---- */
@@ -637,58 +336,57 @@ static void snapshot__prune(struct snapshot *snap, const struct snapshot *newer)
 	snap->maps.nr = j;
 }
 
-/* Field 22 of /proc/PID/stat, in clock ticks since boot. */
-static int read_start_time(int pid, __u64 *start_time)
+static void proc__free(struct proc *p)
 {
-	char path[64], buf[1024], *p;
-	int fd, field;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n ? -errno : -ESRCH;
-	buf[n] = '\0';
-	/* The command name may contain spaces and ')': skip to its last ')'. */
-	p = strrchr(buf, ')');
 	if (!p)
-		return -EINVAL;
-	for (field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*start_time = strtoull(p + 1, NULL, 10);
-	return 0;
+		return;
+	proc__drop_snapshots(p);
+	perfmap__free(p->jit);
+	free(p);
 }
 
 static struct proc *get_proc(struct symbolizer *s, int pid, __u64 start_time)
 {
-	struct proc *p = hmap_get(&s->procs, pid, 0);
+	struct proc *p = hmap__get(&s->procs, pid, 0);
 	void *old;
 
-	if (p) {
-		if (p->start_time != start_time) {
-			/* The pid was reused: the old snapshots describe another program. */
-			proc__drop_snapshots(p);
-			p->start_time = start_time;
-			p->gen = ++s->gen;
-		}
+	if (p && p->start_time == start_time)
 		return p;
+	if (p) {
+		/* The pid was reused: what we hold describes another program. */
+		proc__drop_snapshots(p);
+		perfmap__free(p->jit);
+		memset(p, 0, sizeof(*p));
+	} else {
+		p = calloc(1, sizeof(*p));
+		if (!p || hmap__put(&s->procs, pid, 0, p, &old)) {
+			free(p);
+			return NULL;
+		}
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
 	p->start_time = start_time;
 	p->gen = ++s->gen;
-	if (hmap_put(&s->procs, pid, 0, p, &old)) {
-		free(p);
-		return NULL;
-	}
 	return p;
+}
+
+/* Re-read the perf map; a failure only means no JIT names (yet). */
+static void refresh_jit(struct symbolizer *s, struct proc *p, int pid)
+{
+	int ret;
+
+	if (!p->jit && !(p->jit = perfmap__new(pid)))
+		return;
+	ret = perfmap__refresh(p->jit);
+	if (ret > 0)
+		p->gen = ++s->gen;
+	if (ret == -EPERM && !p->jit_untrusted) {
+		p->jit_untrusted = true;
+		s->stats.jit_untrusted++;
+	}
+	if (perfmap__count(p->jit) && !p->jit_counted) {
+		p->jit_counted = true;
+		s->stats.jit_maps++;
+	}
 }
 
 int symbolizer__add_pid(struct symbolizer *s, int pid)
@@ -702,7 +400,7 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 
 	if (!s || pid <= 0)
 		return -EINVAL;
-	err = read_start_time(pid, &start_time);
+	err = procmaps__start_time(pid, &start_time);
 	if (err)
 		return err;
 	err = procmaps__read(pid, &maps);
@@ -715,6 +413,8 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	refresh_jit(s, p, pid);
+	p->jit_checked = false; /* lookups may re-read it once more */
 	if (p->snaps && same_code(p->snaps, &maps)) {
 		err = snapshot__replace_data(p->snaps, &maps);
 		goto cleanup;
@@ -774,90 +474,207 @@ static const struct proc_map *proc__find(const struct proc *p, __u64 ip, struct 
 	return data;
 }
 
-/* Returns the name (in @fallback or in a file's names) and sets *ret to 0 or 1. */
-static const char *resolve_user(struct symbolizer *s, const struct proc *p, int pid, __u64 ip,
-				char *fallback, int *ret)
+/* JIT code: the perf map, re-read once after the last add_pid if it does not know @ip. */
+static const char *jit_find(struct symbolizer *s, struct proc *p, int pid, __u64 ip)
 {
-	const struct proc_map *m;
-	struct sym_file *file;
 	const char *name;
-	__u64 off;
+	__u64 start_time;
 
-	*ret = 1;
-	if (!p) {
-		snprintf(fallback, FALLBACK_LEN, "[unknown-pid-%d]+0x%llx", pid,
-			 (unsigned long long)ip);
-		return fallback;
-	}
-	m = proc__find(p, ip, &file);
-	if (!m) {
-		snprintf(fallback, FALLBACK_LEN, "[unmapped]+0x%llx", (unsigned long long)ip);
-		return fallback;
-	}
-	off = ip - m->start + m->pgoff;
-	if (file) {
-		name = sym_file__find(s, file, off, proc_map__is_exec(m));
-		if (name) {
-			*ret = 0;
-			return name;
-		}
-	}
-	if (!m->path || !m->path[0])
-		snprintf(fallback, FALLBACK_LEN, "[anon]+0x%llx", (unsigned long long)ip);
-	else if (!strcmp(m->path, "[vdso]"))
-		snprintf(fallback, FALLBACK_LEN, "[vdso]+0x%llx", (unsigned long long)off);
-	else if (m->path[0] == '[')
-		snprintf(fallback, FALLBACK_LEN, "%.200s+0x%llx", m->path, (unsigned long long)ip);
-	else
-		snprintf(fallback, FALLBACK_LEN, "%.256s+0x%llx",
-			 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
-			 (unsigned long long)off);
-	return fallback;
+	if (!p->jit)
+		return NULL;
+	name = perfmap__find(p->jit, ip);
+	if (name || p->jit_checked)
+		return name;
+	p->jit_checked = true;
+	/* Not opened yet: by pid, so only while the pid is still this process's (or free). */
+	if (!perfmap__is_open(p->jit) && !procmaps__start_time(pid, &start_time) &&
+	    start_time != p->start_time)
+		return NULL;
+	refresh_jit(s, p, pid);
+	return perfmap__find(p->jit, ip);
 }
 
-static void count_user(struct symbolizer *s, int ret)
+static void fallback_name(const struct proc_map *m, __u64 ip, __u64 off, char *buf)
 {
-	if (ret == 0)
-		s->stats.user_named++;
-	else if (ret == 1)
+	const char *slash;
+
+	if (!m)
+		snprintf(buf, FALLBACK_LEN, "[unmapped]+0x%llx", (unsigned long long)ip);
+	else if (!m->path || !m->path[0])
+		snprintf(buf, FALLBACK_LEN, "[anon]+0x%llx", (unsigned long long)ip);
+	else if (!strcmp(m->path, "[vdso]"))
+		snprintf(buf, FALLBACK_LEN, "[vdso]+0x%llx", (unsigned long long)off);
+	else if (m->path[0] == '[')
+		snprintf(buf, FALLBACK_LEN, "%.200s+0x%llx", m->path, (unsigned long long)ip);
+	else
+		snprintf(buf, FALLBACK_LEN, "%.256s+0x%llx",
+			 (slash = strrchr(m->path, '/')) ? slash + 1 : m->path,
+			 (unsigned long long)off);
+}
+
+/* Append a name of kind @kind to the entry text at @text; the new length. */
+static size_t add_name(char *text, size_t len, int kind, const char *name)
+{
+	size_t n = strnlen(name, MAX_NAME_LEN - 1);
+
+	text[len] = kind;
+	memcpy(text + len + 1, name, n);
+	text[len + 1 + n] = '\0';
+	return len + n + 2;
+}
+
+/* Name @ip of @pid (@p may be NULL): a new entry, or NULL on ENOMEM. */
+static struct name_ent *resolve(struct symbolizer *s, struct proc *p, int pid, __u64 ip,
+				bool inlines)
+{
+	const char *name = NULL, *inl[MAX_FRAMES_PER_IP - 1];
+	char fallback[FALLBACK_LEN], text[MAX_FRAMES_PER_IP * (MAX_NAME_LEN + 1)];
+	const struct proc_map *m = NULL;
+	struct sym_file *file = NULL;
+	int ret = 0, kind = KIND_PLAIN, nr_inl = 0, i;
+	struct name_ent *ent;
+	size_t len;
+	__u64 off = 0, addr;
+
+	if (!p) {
+		snprintf(fallback, sizeof(fallback), "[unknown-pid-%d]+0x%llx", pid,
+			 (unsigned long long)ip);
+		name = fallback;
+		ret = 1;
+		goto done;
+	}
+	m = proc__find(p, ip, &file);
+	if (m)
+		off = ip - m->start + m->pgoff;
+	if (file) {
+		if (!elfsyms__indexed(file->es))
+			index_file(s, file, true);
+		if (elfsyms__addr(file->es, off, proc_map__is_exec(m), &addr))
+			name = elfsyms__find(file->es, addr);
+		if (name && inlines)
+			nr_inl = elfsyms__inlines(file->es, addr, inl, MAX_FRAMES_PER_IP - 1);
+	}
+	if (!name) {
+		name = jit_find(s, p, pid, ip);
+		kind = KIND_JIT;
+	}
+	if (!name) {
+		fallback_name(m, ip, off, fallback);
+		name = fallback;
+		kind = KIND_PLAIN;
+		ret = 1;
+	}
+done:
+	len = add_name(text, 0, kind, name);
+	for (i = 0; i < nr_inl; i++)
+		len = add_name(text, len, KIND_INLINE, inl[i]);
+	ent = malloc(sizeof(*ent) + len);
+	if (!ent)
+		return NULL;
+	ent->gen = p ? p->gen : 0;
+	ent->files_gen = s->files_gen;
+	ent->ret = ret;
+	ent->nr = 1 + nr_inl;
+	memcpy(ent->text, text, len);
+	return ent;
+}
+
+/* The cached names of @ip, resolved if missing or stale. NULL on ENOMEM. */
+static const struct name_ent *lookup(struct symbolizer *s, int pid, __u64 ip, bool inlines)
+{
+	struct proc *p = hmap__get(&s->procs, pid, 0);
+	__u64 k1 = (__u32)pid | (__u64)inlines << 32;
+	struct name_ent *ent = hmap__get(&s->names, k1, ip);
+	void *old;
+
+	if (ent && ent->gen == (p ? p->gen : 0) && ent->files_gen == s->files_gen)
+		return ent;
+	ent = resolve(s, p, pid, ip, inlines);
+	if (!ent)
+		return NULL;
+	if (hmap__put(&s->names, k1, ip, ent, &old)) {
+		/* Right, just not cached: kept until the next one like it. */
+		free(s->uncached);
+		s->uncached = ent;
+		return ent;
+	}
+	free(old);
+	return ent;
+}
+
+/* Copy @name with the suffix of @kind into @buf: a name truncated to fit keeps its suffix. */
+static void put_name(char *buf, size_t size, int kind, const char *name)
+{
+	const char *sfx = kind_suffix[kind];
+	size_t len = strlen(name), slen = strlen(sfx);
+
+	if (len + slen < size || size <= slen + 1)
+		snprintf(buf, size, "%s%s", name, sfx);
+	else
+		snprintf(buf, size, "%.*s%s", (int)(size - 1 - slen), name, sfx);
+}
+
+static void count_user(struct symbolizer *s, const struct name_ent *ent)
+{
+	if (ent->ret)
 		s->stats.user_fallback++;
+	else
+		s->stats.user_named++;
+	if (ent->text[0] == KIND_JIT)
+		s->stats.user_jit++;
 }
 
 int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t size)
 {
-	struct proc *p;
-	struct name_ent *ent, *old;
-	char fallback[FALLBACK_LEN];
-	const char *name;
-	size_t len;
-	int ret, err;
+	const struct name_ent *ent;
 
 	if (!s || !buf || !size)
 		return -EINVAL;
-	p = hmap_get(&s->procs, pid, 0);
-	ent = hmap_get(&s->names, (__u32)pid, ip);
-	if (ent && ent->gen == (p ? p->gen : 0)) {
-		snprintf(buf, size, "%s", ent->name);
-		count_user(s, ent->ret);
-		return ent->ret;
-	}
-	name = resolve_user(s, p, pid, ip, fallback, &ret);
-	snprintf(buf, size, "%s", name);
-	count_user(s, ret);
-
-	len = strlen(name);
-	ent = malloc(sizeof(*ent) + len + 1);
+	ent = lookup(s, pid, ip, false);
 	if (!ent)
-		return ret; /* the name is right, just not cached */
-	ent->gen = p ? p->gen : 0;
-	ent->ret = ret;
-	memcpy(ent->name, name, len + 1);
-	err = hmap_put(&s->names, (__u32)pid, ip, ent, (void **)&old);
-	if (err)
-		free(ent);
-	else
-		free(old);
-	return ret;
+		return -ENOMEM;
+	put_name(buf, size, ent->text[0], ent->text + 1);
+	count_user(s, ent);
+	return ent->ret;
+}
+
+int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inlines,
+			    char (*names)[SYMBOLIZER_NAME_LEN], int max_names)
+{
+	const struct name_ent *ent;
+	const char *t;
+	int i;
+
+	if (!s || !names || max_names <= 0)
+		return -EINVAL;
+	ent = lookup(s, pid, ip, inlines);
+	if (!ent)
+		return -ENOMEM;
+	for (i = 0, t = ent->text; i < ent->nr && i < max_names; i++, t += strlen(t + 1) + 2)
+		put_name(names[i], SYMBOLIZER_NAME_LEN, t[0], t + 1);
+	count_user(s, ent);
+	s->stats.user_inlined += i - 1;
+	return i;
+}
+
+Dwarf_CFI *symbolizer__cfi(struct symbolizer *s, int pid, __u64 ip, __u64 *cfi_addr)
+{
+	struct proc *p = hmap__get(&s->procs, pid, 0);
+	struct sym_file *file = NULL;
+	const struct proc_map *m;
+	Dwarf_CFI *cfi;
+	__u64 addr, bias;
+
+	m = p ? proc__find(p, ip, &file) : NULL;
+	if (!m || !file || !file->es)
+		return NULL;
+	if (!elfsyms__indexed(file->es))
+		index_file(s, file, true);
+	if (!elfsyms__addr(file->es, ip - m->start + m->pgoff, proc_map__is_exec(m), &addr))
+		return NULL;
+	cfi = elfsyms__cfi(file->es, &bias);
+	*cfi_addr = addr - bias;
+	return cfi;
 }
 
 int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
@@ -890,18 +707,50 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		memset(st, 0, sizeof(*st));
 }
 
+int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)
+{
+	const char *p;
+	char *path;
+
+	if (!s)
+		return -EINVAL;
+	if (!dirs || !dirs[0]) {
+		path = strdup(DEFAULT_DEBUG_PATH);
+	} else {
+		/* libdw only searches absolute entries by build-id; relative ones mean "next to the file". */
+		for (p = dirs; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+			if (*p != '/')
+				return -EINVAL;
+		if (asprintf(&path, ":.debug:%s:/usr/lib/debug", dirs) < 0)
+			path = NULL;
+	}
+	if (!path)
+		return -ENOMEM;
+	free(s->debuginfo_path);
+	s->debuginfo_path = path;
+	return 0;
+}
+
 struct symbolizer *symbolizer__new(void)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
+	struct rlimit rl;
 
 	if (!s)
 		return NULL;
-	/* libelf refuses to work until told which ELF version the caller speaks. */
-	if (elf_version(EV_CURRENT) == EV_NONE) {
+	s->debuginfo_path = strdup(DEFAULT_DEBUG_PATH);
+	if (!s->debuginfo_path) {
 		free(s);
-		errno = EINVAL;
 		return NULL;
 	}
+	/*
+	 * Files are indexed lazily and kept open for DWARF (inlined frames); a
+	 * file with a separate debug file may take two fds. A quarter of the
+	 * fd limit for all that leaves the rest of wprof plenty.
+	 */
+	s->fd_budget = 256;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		s->fd_budget = rl.rlim_cur / 4 > 16 ? rl.rlim_cur / 4 : 16;
 	return s;
 }
 
@@ -911,21 +760,21 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->procs.cap; i++) {
-		struct proc *p = s->procs.slots[i].val;
-
-		if (p) {
-			proc__drop_snapshots(p);
-			free(p);
-		}
+	for (i = 0; i < s->procs.cap; i++)
+		proc__free(s->procs.slots[i].val);
+	for (i = 0; i < s->nr_files; i++) {
+		elfsyms__free(s->all_files[i]->es);
+		free(s->all_files[i]);
 	}
-	for (i = 0; i < s->files.cap; i++)
-		sym_file__free(s->files.slots[i].val);
 	for (i = 0; i < s->names.cap; i++)
 		free(s->names.slots[i].val);
-	free(s->procs.slots);
-	free(s->files.slots);
-	free(s->names.slots);
+	hmap__clear(&s->procs);
+	hmap__clear(&s->files);
+	hmap__clear(&s->build_ids);
+	hmap__clear(&s->names);
+	free(s->all_files);
+	free(s->uncached);
+	free(s->debuginfo_path);
 	kallsyms__free(s->ksyms);
 	free(s);
 }

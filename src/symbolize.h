@@ -1,20 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Names for stack addresses: user frames through the ELF files a process
- * maps (symbols found by libdw: .symtab, .dynsym, separate debug files),
- * kernel frames through /proc/kallsyms.
+ * maps (see elfsyms.h: .symtab, .dynsym, separate debug files found by
+ * build-id, .gnu_debuglink or debuginfod when DEBUGINFOD_URLS is set;
+ * C++ and Rust demangled), JIT code through the process's perf map (see
+ * perfmap.h), kernel frames through /proc/kallsyms.
  *
  * Processes are captured while alive (symbolizer__add_pid()) and can be
- * symbolized after they exited. ELF files are cached per file, not per
- * process: a library that 300 processes map is read once.
+ * symbolized after they exited. ELF files are indexed once per build-id
+ * (per file when they have none), not per process or path: a library that
+ * 300 processes map, or a copy of it elsewhere, is read once.
  *
  * Not thread-safe: one thread owns a symbolizer.
  */
 #ifndef WPROF_SYMBOLIZE_H
 #define WPROF_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <elfutils/libdw.h>
 #include <linux/types.h>
+
+/* Size of a name of symbolizer__user_frames(). */
+#define SYMBOLIZER_NAME_LEN 256
 
 struct symbolizer;
 
@@ -24,12 +32,23 @@ struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *s);
 
 /*
+ * Directories searched for separate debug files before /usr/lib/debug: a
+ * ':'-separated list of absolute paths, each laid out like /usr/lib/debug
+ * (DIR/.build-id/ab/cdef....debug; DIR/usr/lib/... for .gnu_debuglink
+ * names). NULL or "" restores the default. Applies to files indexed later:
+ * call it before the first symbolizer__user(). 0, -EINVAL for a relative
+ * path, -ENOMEM.
+ */
+int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
+
+/*
  * Capture what is needed to symbolize @pid later: a snapshot of its maps and
  * an open fd of every executable file it maps (through /proc/PID/map_files or
  * /proc/PID/root, so deleted files and other mount namespaces work; the vDSO
- * is copied from /proc/PID/mem). Call again to refresh (dlopen()ed libraries):
- * cheap when nothing changed, and mappings gone since stay usable for
- * addresses that only they contain. 0 or -errno; -ESRCH if @pid is gone.
+ * is copied from /proc/PID/mem), and its perf map if it has one. Call again
+ * to refresh (dlopen()ed libraries, JIT code added to the perf map): cheap
+ * when nothing changed, and mappings gone since stay usable for addresses
+ * that only they contain. 0 or -errno; -ESRCH if @pid is gone.
  * A process without user mappings (kernel thread, zombie) is not an error.
  */
 int symbolizer__add_pid(struct symbolizer *s, int pid);
@@ -38,16 +57,36 @@ int symbolizer__add_pid(struct symbolizer *s, int pid);
  * Name the user address @ip of @pid. @ip is exact: the caller has already
  * subtracted 1 from return addresses. Writes into @buf (truncated to
  * @size - 1 bytes):
- *   - the function name, as in the symbol table ("main", "burn.constprop.0");
+ *   - the function name: as in the symbol table ("main", "burn.constprop.0")
+ *     without symbol version ("clock_nanosleep", not "...@@GLIBC_2.17"),
+ *     demangled without parameter list ("ns::Klass::method",
+ *     "<mycrate::Foo as core::fmt::Debug>::fmt");
+ *   - for JIT code, the name in the process's perf map with the suffix
+ *     "_[j]" ("LazyCompile:~handler /srv/app.js:12_[j]"), checked for
+ *     anonymous and unmapped addresses and whenever the ELF has no symbol;
  *   - else "libfoo.so+0x1a2b": basename of the mapped file, offset in the file;
  *     "[vdso]+0x..." for the vDSO;
  *   - "[anon]+0x7f12..." (absolute) for anonymous memory, "[heap]+0x..." and
  *     the like for other kernel-named mappings;
  *   - "[unmapped]+0x..." for an address in no mapping of @pid, and
  *     "[unknown-pid-N]+0x..." for a pid that was never added.
+ * A name truncated to fit keeps its suffix.
  * Returns 0 when named by a symbol, 1 for a fallback, -errno on error.
  */
 int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t size);
+
+/*
+ * The frames of the user address @ip of @pid, root-most first: the function
+ * that contains @ip (named as by symbolizer__user()), then when @inlines is
+ * set, each function inlined there from DWARF, the innermost last, with the
+ * suffix "_[i]" ("burn", "mix_[i]", "rotl_[i]"). Without DWARF, or with
+ * @inlines false, exactly one name. Fills up to @max_names names (the
+ * innermost inlined ones are dropped when they do not fit) and returns how
+ * many, or -errno. symbolizer__user() on the same @ip tells whether the
+ * first name is a symbol or a fallback (a cache hit).
+ */
+int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inlines,
+			    char (*names)[SYMBOLIZER_NAME_LEN], int max_names);
 
 /*
  * Name the kernel address @ip via /proc/kallsyms (loaded once, on first use),
@@ -56,11 +95,24 @@ int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t 
  */
 int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size);
 
+/*
+ * The call frame information covering user address @ip of @pid, for the
+ * unwinder, and @ip's address in its terms. NULL when there is none.
+ */
+Dwarf_CFI *symbolizer__cfi(struct symbolizer *s, int pid, __u64 ip, __u64 *cfi_addr);
+
 struct symbolizer_stats {
-	/* Calls of symbolizer__user()/__kernel() by outcome, cache hits included. */
+	/* Calls of symbolizer__user()/__user_frames()/__kernel() by outcome, cache hits included. */
 	__u64 user_named, user_fallback, kernel_named, kernel_fallback;
-	__u64 files;	    /* distinct ELF files (and vDSO images) held */
-	__u64 files_failed; /* executable mappings whose file could not be opened */
+	__u64 user_jit;	    /* of user_named: named by a perf map */
+	__u64 user_inlined; /* inlined frames returned by symbolizer__user_frames() */
+	__u64 files;	    /* distinct ELF images indexed (by build-id, else per file) */
+	__u64 files_shared; /* files that had the build-id of another: indexed once */
+	__u64 files_failed; /* executable mappings whose file could not be opened as ELF */
+	/* files indexed at once and closed, to stay within RLIMIT_NOFILE: no inlined frames */
+	__u64 files_closed_early;
+	__u64 jit_maps;	     /* processes whose perf map named something */
+	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
