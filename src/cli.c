@@ -26,6 +26,7 @@ enum {
 	OPT_MAX_BLOCK,
 	OPT_NO_IDLE,
 	OPT_NO_CFI,
+	OPT_INLINE,
 };
 
 static const struct option record_options[] = {
@@ -43,6 +44,7 @@ static const struct option record_options[] = {
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
+	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
 	{ "btf", required_argument, NULL, OPT_BTF },
@@ -91,6 +93,7 @@ void cli_usage(FILE *f)
 		"  -o, --output FILE        write to FILE (default stdout)\n"
 		"  -f, --format FORMAT      folded (default), json (stacks with count/total/max,\n"
 		"                           threads, block histograms), threads (table)\n"
+		"      --inline             show inlined calls as frames (suffix _[i]), from DWARF\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
 		"      --stats              report the BPF programs' run time per event\n"
@@ -186,6 +189,9 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			break;
 		case OPT_NO_CFI:
 			opts->no_cfi = true;
+			break;
+		case OPT_INLINE:
+			opts->inlines = true;
 			break;
 		case OPT_TAG_LEAF:
 			opts->tag_leaf = true;

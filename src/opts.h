@@ -32,6 +32,7 @@ struct record_opts {
 	__u64 min_block_ns, max_block_ns;
 	bool no_idle_threads;
 	bool no_cfi; /* no stack copies: frame pointers only */
+	bool inlines; /* name inlined calls from DWARF, as frames of their own */
 	bool no_states;
 	bool bpf_stats;
 	bool user_stacks;

@@ -9,7 +9,7 @@
 
 /* tag, pid, tid, comm, user + kernel frames of two stacks, "--", waker comm */
 #define MAX_FRAMES (6 + 4 * WPROF_MAX_STACK_DEPTH)
-#define NAME_LEN 256
+#define NAME_LEN SYMBOLIZER_NAME_LEN
 
 static const char *const state_tags[WPROF_STATE_CNT] = {
 	[WPROF_ON_CPU] = "on-cpu",
@@ -222,6 +222,32 @@ static void put_name(struct builder *b, const char *name)
 }
 
 /*
+ * A user frame and the calls inlined at it, as frames of their own: the
+ * outer function first when root first. Returns symbolizer__user()'s
+ * verdict on the outer name, or -1 when nothing fit.
+ */
+static int add_inlined(struct builder *b, __u32 pid, __u64 ip, bool leaf_first)
+{
+	int room = MAX_FRAMES - (int)b->nr, n, ret;
+	char name[NAME_LEN];
+
+	if (room <= 0)
+		return -1;
+	n = symbolizer__user_frames(b->sym, pid, ip, true, &b->names[b->nr], room);
+	if (n <= 0)
+		return -1;
+	if (leaf_first) /* the innermost call first */
+		for (int i = 0; i < n / 2; i++) {
+			memcpy(name, b->names[b->nr + i], NAME_LEN);
+			memcpy(b->names[b->nr + i], b->names[b->nr + n - 1 - i], NAME_LEN);
+			memcpy(b->names[b->nr + n - 1 - i], name, NAME_LEN);
+		}
+	b->nr += n;
+	ret = symbolizer__user(b->sym, pid, ip, name, sizeof(name));
+	return ret;
+}
+
+/*
  * Append the names of stack `id` (leaf first in the map), root first unless
  * `leaf_first`. Return addresses point after the call: name ip - 1 so a call
  * at a function's end is not given to the next function.
@@ -260,6 +286,14 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		if (kernel) {
 			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
 			strcat(name, "_[k]");
+		} else if (b->o->inlines) {
+			ret = add_inlined(b, pid, ip, leaf_first);
+			if (ret < 0)
+				continue;
+			at_root = false;
+			b->p->frames_total++;
+			b->p->frames_unnamed += ret != 0;
+			continue;
 		} else {
 			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
 			/*

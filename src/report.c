@@ -14,6 +14,10 @@ struct loss {
 
 enum { NR_LOSSES = 16 };
 
+/* The stderr summary shows the top of the table; --format threads has it all. */
+#define SUMMARY_PROCS 10
+#define SUMMARY_THREADS 10
+
 static void losses(const struct profile *p, struct session *s, const struct symbolizer *sym,
 		   struct loss out[NR_LOSSES])
 {
@@ -88,13 +92,19 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	__u64 st[WPROF_STAT_CNT];
 	size_t nr_procs = profile__processes(p, &procs);
 
-	for (size_t i = 0; i < nr_procs && threads; i++) {
+	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads);
 
 		print_row(f, "", "pid", procs[i].pid, &procs[i]);
-		for (size_t j = 0; j < n; j++)
+		for (size_t j = 0; j < n && j < SUMMARY_THREADS; j++)
 			print_row(f, "  ", "tid", threads[j]->tid, threads[j]);
+		if (n > SUMMARY_THREADS)
+			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
+				n - SUMMARY_THREADS);
 	}
+	if (nr_procs > SUMMARY_PROCS)
+		fprintf(f, "wprof: ... %zu more processes (--format threads lists all)\n",
+			nr_procs - SUMMARY_PROCS);
 	free(threads);
 	free(procs);
 	session__stats(s, st);
