@@ -18,8 +18,15 @@ if ! [ -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi
 
+# Both tasks of the pipe pinned to one CPU: every op is then exactly two
+# context switches and two wakeups. Unpinned, throughput on 2 CPUs swings
+# with where the scheduler puts the two tasks (cross-CPU wakeups from idle
+# cost more than the switches), and any tracer shifts that placement: runs
+# under a profiler came out faster than without one.
+BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
 pipe_ops() {
-	perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ {print $1}'
+	taskset -c "$BENCH_CPU" perf bench sched pipe -l "$LOOPS" 2>/dev/null |
+		awk '/ops\/sec/ {print $1}'
 }
 
 # wait until a background tool's log says it is attached
@@ -37,7 +44,7 @@ wait_for() { # file pattern
 run_under() {
 	local name=$1; shift
 	local log=$tmp/$name.log
-	"$@" >/dev/null 2>"$log" &
+	"$@" >"$log" 2>&1 &
 	local pid=$!
 	case $name in
 	bpftrace) wait_for "$log" "Attaching" || return 1 ;;
@@ -92,7 +99,7 @@ done
 
 base=$(median <"$tmp/base.ops")
 echo
-echo "perf bench sched pipe -l $LOOPS, $REPS interleaved repetitions, medians:"
+echo "perf bench sched pipe -l $LOOPS on CPU $BENCH_CPU, $REPS interleaved repetitions, medians:"
 for c in $configs; do
 	m=$(median <"$tmp/$c.ops")
 	awk -v c="$c" -v m="$m" -v b="$base" \

@@ -3,7 +3,9 @@
 # Only the missing ones are installed, so a ready machine pays one dpkg query.
 set -eu
 
-pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool"
+pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool"
+# for the tests: JSON checks, a JIT workload, unshare/setpriv
+pkgs="$pkgs python3 nodejs util-linux binutils"
 if [ "${1:-}" = "--bench" ]; then
 	pkgs="$pkgs linux-perf bpftrace"
 fi
