@@ -13,24 +13,29 @@
 
 /*
  * Walking the kernel stack is most of the cost of a switch (about 1.1 us
- * here, the user stack about 0.45 us). A thread that blocks again where it
- * blocked last time -- the same saved user registers, the same return
- * address at fp + 8, the same syscall, the same state -- blocks with the same
- * stacks, so the walk is skipped and the last ids are reused. The fingerprint
- * can in principle match two different deeper call chains, so every
- * CACHE_VALIDATE_EVERY-th hit walks anyway, and a walk that disagrees is
- * counted (reported at the end as stack cache mismatches) and replaces the
- * entry. Preemptions land at arbitrary kernel points and always walk.
+ * here, the user stack about 0.45 us). What a thread left the CPU with last
+ * time is reused when it cannot have changed:
+ * - the user stack, when the thread is in the same syscall, with the same
+ *   first argument, the same saved user registers and the same return
+ *   address at fp + 8: user code has not run since it entered the kernel,
+ *   or it has come back to the very same place;
+ * - the kernel stack too, when the thread also blocks voluntarily in the
+ *   same state. Not on a preemption: that lands wherever the kernel was
+ *   (validation walks disagreed there most of the time).
+ * A thread that entered the kernel through an interrupt (preempted in user
+ * mode) always walks. The fingerprint can in principle match two different
+ * call chains, so every CACHE_VALIDATE_EVERY-th hit walks anyway; a walk
+ * that disagrees is counted (reported at the end as stack cache mismatches)
+ * and replaces the entry.
  */
 #define CACHE_VALIDATE_EVERY 32
 
 struct fingerprint {
-	__u64 ip, sp, fp, ret;
-	__u32 sysnr, state;
+	__u64 ip, sp, fp, ret, arg0;
+	__u32 sysnr;
 };
 
-static __always_inline bool take_fingerprint(struct task_struct *t, __u32 state,
-					     struct fingerprint *f)
+static __always_inline bool take_fingerprint(struct task_struct *t, struct fingerprint *f)
 {
 	struct pt_regs *regs;
 
@@ -39,17 +44,23 @@ static __always_inline bool take_fingerprint(struct task_struct *t, __u32 state,
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	if (!regs)
 		return false;
+#if defined(__TARGET_ARCH_x86)
+	/* -1 (or ~vector) when the kernel was entered by an interrupt */
+	if ((long)regs->orig_ax < 0)
+		return false;
+	f->sysnr = regs->orig_ax;
+	f->arg0 = regs->di;
+#elif defined(__TARGET_ARCH_arm64)
+	if (regs->syscallno < 0)
+		return false;
+	f->sysnr = regs->syscallno;
+	f->arg0 = regs->orig_x0;
+#else
+	return false;
+#endif
 	f->ip = PT_REGS_IP(regs);
 	f->sp = PT_REGS_SP(regs);
 	f->fp = PT_REGS_FP(regs);
-#if defined(__TARGET_ARCH_x86)
-	f->sysnr = regs->orig_ax;
-#elif defined(__TARGET_ARCH_arm64)
-	f->sysnr = regs->syscallno;
-#else
-	f->sysnr = 0;
-#endif
-	f->state = state;
 	f->ret = 0;
 	bpf_probe_read_user(&f->ret, sizeof(f->ret), (void *)(f->fp + 8));
 	return true;
@@ -58,82 +69,58 @@ static __always_inline bool take_fingerprint(struct task_struct *t, __u32 state,
 static __always_inline bool same_fingerprint(const struct wprof_thread *th,
 					     const struct fingerprint *f)
 {
-	return th->fp_ustack_id | th->fp_kstack_id && th->fp_ip == f->ip && th->fp_sp == f->sp &&
+	return th->fp_ustack_id && th->fp_ip == f->ip && th->fp_sp == f->sp &&
 	       th->fp_fp == f->fp && th->fp_ret == f->ret && th->fp_sysnr == f->sysnr &&
-	       th->fp_state == f->state;
-}
-
-static __always_inline void walk_stacks(void *ctx, struct wprof_thread *th)
-{
-	th->ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_SWITCH, true, 0) : 0;
-	th->kstack_id = kernel_stacks ?
-		capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
+	       th->fp_arg0 == f->arg0;
 }
 
 static __always_inline void switch_stacks(void *ctx, struct task_struct *prev,
 					  struct wprof_thread *th, bool typed)
 {
+	bool voluntary = th->off_state != WPROF_OFF_RUNQ, hit, khit, check;
 	struct fingerprint f;
-	bool hit;
 
-	if (!typed || th->off_state == WPROF_OFF_RUNQ ||
-	    !take_fingerprint(prev, th->off_state, &f)) {
-		walk_stacks(ctx, th);
+	if (!typed || !user_stacks || !take_fingerprint(prev, &f)) {
+		th->ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_SWITCH, true, 0) : 0;
+		th->kstack_id = kernel_stacks ?
+			capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
+		th->fp_ustack_id = 0;
 		return;
 	}
 	hit = same_fingerprint(th, &f);
-	if (hit && ++th->cache_hits % CACHE_VALIDATE_EVERY) {
+	khit = hit && voluntary && th->fp_state == th->off_state && th->fp_kstack_id;
+	check = hit && ++th->cache_hits % CACHE_VALIDATE_EVERY == 0;
+	if (hit && !check) {
 		stat_add(WPROF_STAT_CACHE_HITS, 1);
 		th->ustack_id = th->fp_ustack_id;
+	} else {
+		th->ustack_id = capture_stack(ctx, SCRATCH_SWITCH, true, 0);
+	}
+	if (khit && !check)
 		th->kstack_id = th->fp_kstack_id;
-		return;
-	}
-	walk_stacks(ctx, th);
-	if (hit) {
+	else
+		th->kstack_id = kernel_stacks ?
+			capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
+	if (check) {
 		stat_add(WPROF_STAT_CACHE_CHECKS, 1);
-		if (th->ustack_id != th->fp_ustack_id || th->kstack_id != th->fp_kstack_id)
+		if (th->ustack_id != th->fp_ustack_id ||
+		    (khit && th->kstack_id != th->fp_kstack_id))
 			stat_add(WPROF_STAT_CACHE_MISMATCH, 1);
+		th->cache_hits = 0;
 	}
-	th->cache_hits = 0;
+	if (hit && !check && !(khit || !voluntary))
+		return; /* a voluntary block elsewhere in the kernel: keep the entry */
 	th->fp_ip = f.ip;
 	th->fp_sp = f.sp;
 	th->fp_fp = f.fp;
 	th->fp_ret = f.ret;
+	th->fp_arg0 = f.arg0;
 	th->fp_sysnr = f.sysnr;
-	th->fp_state = f.state;
 	th->fp_ustack_id = th->ustack_id;
-	th->fp_kstack_id = th->kstack_id;
-}
-
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       unsigned int state, __u64 now, bool typed)
-{
-	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
-	struct wprof_thread *th;
-
-	if (!is_target(pid, tid))
-		return;
-	th = thread_get(prev, pid, tid, now);
-	if (!th)
-		return;
-	if (th->oncpu_since_ns)
-		th->on_ns += now - th->oncpu_since_ns;
-	else if (!th->off_since_ns) /* first seen going off: on since first seen */
-		th->on_ns += now - th->first_ns;
-	th->oncpu_since_ns = 0;
-	bpf_get_current_comm(th->comm, sizeof(th->comm));
-	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)) {
-		th->exit_ns = now;
-		th->off_since_ns = 0;
-		return;
+	if (voluntary) {
+		th->fp_state = th->off_state;
+		th->fp_kstack_id = th->kstack_id;
 	}
-	stat_add(WPROF_STAT_SWITCHES, 1);
-	th->off_state = off_state(preempt, state);
-	th->off_since_ns = now;
-	th->wake_ns = 0;
-	th->waker_ustack_id = 0;
-	th->waker_kstack_id = 0;
-	switch_stacks(ctx, prev, th, typed);
 }
 
 static __always_inline __u32 log2_slot(__u64 us)
@@ -238,6 +225,52 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now)
 	th->wake_ns = 0;
 }
 
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int state, __u64 now, bool typed)
+{
+	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return;
+	th = thread_get(prev, pid, tid, now);
+	if (!th)
+		return;
+	if (th->oncpu_since_ns) {
+		th->on_ns += now - th->oncpu_since_ns;
+	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
+		th->on_ns += now - th->first_ns;
+	} else {
+		/*
+		 * It got back on a CPU without a sched_switch event (seen on
+		 * 6.18, around DAMON's kthreads; the kernel's own trace event
+		 * misses it too). The scheduler has just updated its runtime:
+		 * what it ran since it was last picked tells when that was.
+		 */
+		__u64 ran = TASK_READ(prev, se.sum_exec_runtime, typed) -
+			    TASK_READ(prev, se.prev_sum_exec_runtime, typed);
+		__u64 in = ran < now - th->off_since_ns ? now - ran : th->off_since_ns;
+
+		stat_add(WPROF_STAT_UNTRACED_IN, 1);
+		close_interval(th, in);
+		th->on_ns += now - in;
+	}
+	th->oncpu_since_ns = 0;
+	bpf_get_current_comm(th->comm, sizeof(th->comm));
+	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)) {
+		th->exit_ns = now;
+		th->off_since_ns = 0;
+		return;
+	}
+	stat_add(WPROF_STAT_SWITCHES, 1);
+	th->off_state = off_state(preempt, state);
+	th->off_since_ns = now;
+	th->wake_ns = 0;
+	th->waker_ustack_id = 0;
+	th->waker_kstack_id = 0;
+	switch_stacks(ctx, prev, th, typed);
+}
+
 static __always_inline void switch_in(struct task_struct *next, __u64 now, bool typed)
 {
 	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
@@ -262,8 +295,13 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 				th->kstack_id = task_kernel_stack(next, SCRATCH_SWITCH);
 		}
 	}
-	if (th->off_since_ns)
+	if (th->off_since_ns) {
 		close_interval(th, now);
+	} else if (th->oncpu_since_ns) {
+		/* it left a CPU unseen: count it as on until now, and say so */
+		stat_add(WPROF_STAT_UNTRACED_OUT, 1);
+		th->on_ns += now - th->oncpu_since_ns;
+	}
 	th->oncpu_since_ns = now;
 }
 

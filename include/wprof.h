@@ -78,7 +78,7 @@ struct wprof_thread {
 	 * user registers, the return address at fp + 8, syscall, state) and
 	 * the stacks walked then. See bpf/sched.bpf.c.
 	 */
-	__u64 fp_ip, fp_sp, fp_fp, fp_ret;
+	__u64 fp_ip, fp_sp, fp_fp, fp_ret, fp_arg0;
 	__u32 fp_sysnr, fp_state;
 	__u64 fp_ustack_id, fp_kstack_id;
 	/* exact totals, whatever the stack maps and filters keep */
@@ -132,6 +132,8 @@ enum wprof_stat {
 	WPROF_STAT_UCOPY_FULL,     /* stack copy map full: frames not recoverable */
 	WPROF_STAT_UCOPY_ERR,      /* the user stack could not be read */
 	WPROF_STAT_EVENTS_LOST,    /* exec/fork events the ring buffer had no room for */
+	WPROF_STAT_UNTRACED_IN,    /* a thread got a CPU without a sched_switch event */
+	WPROF_STAT_UNTRACED_OUT,   /* a thread left a CPU without a sched_switch event */
 	WPROF_STAT_CNT,
 };
 

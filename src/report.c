@@ -125,6 +125,12 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
 		(unsigned long long)st[WPROF_STAT_CACHE_CHECKS],
 		(unsigned long long)st[WPROF_STAT_CACHE_MISMATCH]);
+	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
+		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
+			"%llu times onto a CPU (placed by the thread's runtime), %llu times off "
+			"(counted as on-CPU until seen)\n",
+			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
+			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	fprintf(f, "wprof: frames recovered from CFI: %llu of %llu user stacks gained %llu frames "
 		"(%llu from CFI alone)\n",
 		(unsigned long long)p->unwind.recovered, (unsigned long long)p->unwind.stacks,
