@@ -4,7 +4,7 @@
  * one entry per address, so that a lookup is a binary search and libdw's
  * own tables (and the file) can be let go once indexed.
  *
- * DWARF, for inlined functions, is only opened on the first
+ * DWARF, for inlined functions (dwinline.c), is only opened on the first
  * elfsyms__inlines() call, from the fd kept for that purpose; most runs
  * never need it.
  */
@@ -12,19 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
 #include "demangle.h"
+#include "dwinline.h"
 #include "elfsyms.h"
 #include "hmap.h"
 
 /* Symbols this far back are checked for one that contains an address (nested symbols). */
 #define NESTED_LOOKBACK 8
 #define MAX_BUILD_ID 64
-#define MAX_INLINE_DEPTH 64
+#define MAX_INLINE_DEPTH 32
 /* Marks a symbol whose name was tried and is not demangled. */
 #define NOT_MANGLED ((char *)1)
 
@@ -65,6 +64,7 @@ struct elfsyms {
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct dwinline *dwi;
 	bool dwarf_tried;
 	struct hmap inlines; /* module address -> struct inl */
 };
@@ -422,9 +422,8 @@ const char *elfsyms__find(struct elfsyms *e, __u64 addr)
 	return e->demangled[i] == NOT_MANGLED ? e->names + fs->name : e->demangled[i];
 }
 
-/* ---- inlined functions ---- */
+/* ---- DWARF: inlined functions, call frame information ---- */
 
-/* The name of an inlined call: its linkage name demangled (qualified), else its plain name. */
 /* The file's DWARF side (a Dwfl of its own), opened on first use. */
 static Dwfl_Module *open_dwarf(struct elfsyms *e)
 {
@@ -453,24 +452,6 @@ Dwarf_CFI *elfsyms__cfi(struct elfsyms *e, __u64 *bias)
 	return cfi;
 }
 
-static char *inline_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	const char *name = NULL;
-	char *res;
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
-		name = dwarf_formstring(&attr);
-		res = name ? demangle__name(name) : NULL;
-		if (res)
-			return res;
-	}
-	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
-		name = dwarf_formstring(&attr);
-	return strdup(name ? name : "[inlined]");
-}
-
 static void inl_free(struct inl *in)
 {
 	int i;
@@ -482,43 +463,30 @@ static void inl_free(struct inl *in)
 
 static struct inl *lookup_inlines(struct elfsyms *e, __u64 addr)
 {
-	Dwarf_Die *cu, *scopes = NULL, *chain = NULL, *calls[MAX_INLINE_DEPTH];
-	int nscopes, nchain = 0, i, nr = 0;
-	struct inl *in;
-	Dwarf_Addr bias;
+	char *names[MAX_INLINE_DEPTH];
+	int nr = dwinline__find(e->dwi, addr, names, MAX_INLINE_DEPTH);
+	struct inl *in = malloc(sizeof(*in) + nr * sizeof(in->names[0]));
 
-	cu = e->mod ? dwfl_module_addrdie(e->mod, addr, &bias) : NULL;
-	nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-	/*
-	 * Past an inlined call, dwarf_getscopes() goes on with the lexical
-	 * scopes of the inlined function's definition; the calls are the DIEs
-	 * that contain the innermost scope, scopes[0], in the caller's tree.
-	 */
-	if (nscopes > 0)
-		nchain = dwarf_getscopes_die(&scopes[0], &chain);
-	/* chain[0] is the innermost; the calls read from the outermost in. */
-	for (i = nchain - 1; i >= 0 && nr < MAX_INLINE_DEPTH; i--)
-		if (dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine)
-			calls[nr++] = &chain[i];
-	in = calloc(1, sizeof(*in) + nr * sizeof(in->names[0]));
-	for (i = 0; in && i < nr; i++) {
-		in->names[i] = inline_name(calls[i]);
-		if (!in->names[i])
-			break;
-		in->nr++;
+	if (!in) {
+		while (nr--)
+			free(names[nr]);
+		return NULL;
 	}
-	free(scopes);
-	free(chain);
+	in->nr = nr;
+	memcpy(in->names, names, nr * sizeof(names[0]));
 	return in;
 }
 
 int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max)
 {
 	struct inl *in = hmap__get(&e->inlines, addr, 0);
+	Dwfl_Module *mod;
 	void *old;
 	int i;
 
-	if (!open_dwarf(e))
+	if (!e->dwi && (mod = open_dwarf(e)))
+		e->dwi = dwinline__new(mod);
+	if (!e->dwi)
 		return 0;
 	if (!in) {
 		in = lookup_inlines(e, addr);
@@ -542,6 +510,7 @@ void elfsyms__free(struct elfsyms *e)
 		return;
 	if (e->fd >= 0)
 		close(e->fd);
+	dwinline__free(e->dwi);
 	dwfl_end(e->dwfl);
 	for (i = 0; e->demangled && i < e->nr_syms; i++)
 		if (e->demangled[i] != NOT_MANGLED)

@@ -74,12 +74,14 @@ const char *elfsyms__find(struct elfsyms *e, __u64 addr);
  */
 int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max);
 
-/* NULL is ok. */
 /*
  * The file's call frame information (.eh_frame, else .debug_frame) for
- * unwinding; a module address A is looked up in it as A - *bias. NULL if none.
+ * unwinding; a module address A is looked up in it as A - *bias. NULL if
+ * none (or when @e was indexed without keep_fd).
  */
 Dwarf_CFI *elfsyms__cfi(struct elfsyms *e, __u64 *bias);
+
+/* NULL is ok. */
 void elfsyms__free(struct elfsyms *e);
 
 #endif /* WPROF_ELFSYMS_H */

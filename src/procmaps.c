@@ -236,8 +236,10 @@ static int open_regular_at(int dirfd, const char *path, __u64 resolve, struct st
 	int pfd, fd, err;
 
 	pfd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (pfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
-		pfd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	/* Before Linux 5.6 (or under valgrind): an absolute path made relative to @dirfd. */
+	if (pfd < 0 && errno == ENOSYS)
+		pfd = openat(dirfd, dirfd == AT_FDCWD ? path : path + strspn(path, "/"),
+			     O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
 	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {

@@ -196,6 +196,17 @@ static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 ti
 	return find_thread(b->p, tid);
 }
 
+/* A fallback name (symbolizer__user() returned 1) that may still be code. */
+static bool is_code_fallback(const char *name)
+{
+	static const char *const not_code[] = { "[unmapped]", "[heap]", "[stack" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(not_code); i++)
+		if (!strncmp(name, not_code[i], strlen(not_code[i])))
+			return false;
+	return true;
+}
+
 static bool is_tracing_frame(const char *name)
 {
 	static const char *const prefixes[] = {
@@ -298,11 +309,12 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
 			/*
 			 * A frame-pointer walk that passes through code built
-			 * without frame pointers can read a random word as the
-			 * outermost return addresses. At the root end, one that
-			 * points into no mapping is not code: drop it, counted.
+			 * without frame pointers can read random words as the
+			 * outermost return addresses, or loop through the heap.
+			 * At the root end, one that points into no mapping, the
+			 * heap or a stack is not code: drop it, counted.
 			 */
-			if (!leaf_first && at_root && ret == 1 && !strncmp(name, "[unmapped]", 10)) {
+			if (!leaf_first && at_root && ret == 1 && !is_code_fallback(name)) {
 				b->p->frames_bogus++;
 				continue;
 			}

@@ -13,7 +13,7 @@
  *   procs:     pid -> struct proc: a list of maps snapshots, newest first,
  *              and the process's perf map.
  *   names:     (pid, inlines, ip) -> the resulting names, valid while the
- *              process's generation and the files' generation are unchanged.
+ *              process's generation is unchanged.
  *
  * An address goes process address -> file offset (through the mapping) ->
  * ELF virtual address (through the PT_LOAD headers) -> symbol, which is
@@ -70,7 +70,7 @@ struct proc {
 
 /* The names of one address: @nr times a kind byte and a NUL-terminated name. */
 struct name_ent {
-	__u32 gen, files_gen;
+	__u32 gen;
 	int ret;
 	int nr;
 	char text[];
@@ -81,7 +81,6 @@ struct symbolizer {
 	struct sym_file **all_files; /* every struct sym_file once, to free them */
 	size_t nr_files, cap_files;
 	__u32 gen;
-	__u32 files_gen; /* bumped when a file's index is replaced by a richer one */
 	__u32 held_fds, fd_budget;
 	char *debuginfo_path; /* libdw's search path; elfsyms hold &debuginfo_path */
 	struct name_ent *uncached; /* the last entry that did not fit in the cache */
@@ -128,7 +127,8 @@ static struct sym_file *new_file(struct symbolizer *s, struct elfsyms *es)
 
 /*
  * The struct sym_file for @es: a new one, or the one of the same build-id,
- * which gets @es instead of its own if @es has more symbols. Takes @es.
+ * which gets @es instead of its own if @es has more symbols and the other
+ * was not used yet (names and CFI handed out stay valid). Takes @es.
  */
 static struct sym_file *share_by_build_id(struct symbolizer *s, struct elfsyms *es)
 {
@@ -146,17 +146,13 @@ static struct sym_file *share_by_build_id(struct symbolizer *s, struct elfsyms *
 	}
 	if (!f) {
 		f = new_file(s, es);
-		if (f && len && hmap__put(&s->build_ids, key, len, f, &old))
-			return f; /* just not shared */
+		if (f && len)
+			hmap__put(&s->build_ids, key, len, f, &old); /* failing only loses sharing */
 		return f;
 	}
 	s->stats.files_shared++;
-	if (elfsyms__richness(es) > elfsyms__richness(f->es)) {
-		if (elfsyms__indexed(f->es))
-			s->files_gen++; /* names cached from the poorer index are stale */
-		s->held_fds -= elfsyms__holds_fd(f->es);
-		s->held_fds += elfsyms__holds_fd(es);
-		elfsyms__free(f->es);
+	if (elfsyms__richness(es) > elfsyms__richness(f->es) && !elfsyms__indexed(f->es)) {
+		elfsyms__free(f->es); /* its fd, held until now, is @es's now */
 		f->es = es;
 	} else {
 		elfsyms__free(es);
@@ -572,7 +568,6 @@ done:
 	if (!ent)
 		return NULL;
 	ent->gen = p ? p->gen : 0;
-	ent->files_gen = s->files_gen;
 	ent->ret = ret;
 	ent->nr = 1 + nr_inl;
 	memcpy(ent->text, text, len);
@@ -587,7 +582,7 @@ static const struct name_ent *lookup(struct symbolizer *s, int pid, __u64 ip, bo
 	struct name_ent *ent = hmap__get(&s->names, k1, ip);
 	void *old;
 
-	if (ent && ent->gen == (p ? p->gen : 0) && ent->files_gen == s->files_gen)
+	if (ent && ent->gen == (p ? p->gen : 0))
 		return ent;
 	ent = resolve(s, p, pid, ip, inlines);
 	if (!ent)

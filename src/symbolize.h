@@ -109,7 +109,7 @@ struct symbolizer_stats {
 	__u64 files;	    /* distinct ELF images indexed (by build-id, else per file) */
 	__u64 files_shared; /* files that had the build-id of another: indexed once */
 	__u64 files_failed; /* executable mappings whose file could not be opened as ELF */
-	/* files indexed at once and closed, to stay within RLIMIT_NOFILE: no inlined frames */
+	/* files indexed at once and closed, to stay within RLIMIT_NOFILE: no inlined frames, no CFI */
 	__u64 files_closed_early;
 	__u64 jit_maps;	     /* processes whose perf map named something */
 	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */

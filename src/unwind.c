@@ -153,19 +153,29 @@ int unwind__recover(unwind_cfi_fn cfi_at, void *ctx, int pid, const struct wprof
 			break;
 		}
 		cfi[m++] = r.pc;
-		/* the two walks meet: the frame-pointer chain goes on from here */
+	}
+	/*
+	 * Join where the walks meet: a CFI frame equal to a frame-pointer frame,
+	 * and the next ones equal too (or either walk ends there). One equal
+	 * frame is not enough: a frame-pointer walk from the vDSO (which keeps
+	 * a frame pointer) through libc's clock_gettime (which does not) gets
+	 * the libc frame right and skips the one after it.
+	 */
+	for (int i = 1; i < m; i++) {
 		for (__u32 j = 1; j < fp->nr; j++) {
-			if (fp->ips[j] != r.pc)
+			if (fp->ips[j] != cfi[i])
 				continue;
-			if ((__u32)m - 1 == j)
+			if (i + 1 < m && j + 1 < fp->nr && fp->ips[j + 1] != cfi[i + 1])
+				continue;
+			if ((__u32)i == j)
 				return 0; /* nothing was skipped */
 			out->nr = 0;
-			for (int i = 0; i < m && out->nr < WPROF_MAX_STACK_DEPTH; i++)
-				out->ips[out->nr++] = cfi[i];
+			for (int k = 0; k <= i && out->nr < WPROF_MAX_STACK_DEPTH; k++)
+				out->ips[out->nr++] = cfi[k];
 			for (__u32 k = j + 1; k < fp->nr && out->nr < WPROF_MAX_STACK_DEPTH; k++)
 				out->ips[out->nr++] = fp->ips[k];
 			st->recovered++;
-			st->frames += m - 1 > (int)j ? m - 1 - j : 0;
+			st->frames += i > (int)j ? i - j : 0;
 			return 1;
 		}
 	}
