@@ -4,6 +4,8 @@
 set -eu
 
 pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool"
+# libdw loads it to fetch debug info when DEBUGINFOD_URLS is set
+pkgs="$pkgs libdebuginfod1"
 # for the tests: JSON checks, a JIT workload, unshare/setpriv
 pkgs="$pkgs python3 nodejs util-linux binutils"
 if [ "${1:-}" = "--bench" ]; then

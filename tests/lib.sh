@@ -369,3 +369,265 @@ unused_pid()
 		[ -e "/proc/$p" ] || { echo "$p"; return; }
 	done
 }
+
+# --format json helpers, in python3 (Debian package python3). JSON_PY is the
+# prelude of every query: it loads the file strictly (no NaN/Infinity, no
+# duplicate keys, nothing after the object) into `j` and defines
+#	threads(comm=ERE)        thread objects (plus their process's "pid")
+#	thread(comm)             the one thread whose comm matches the ERE
+#	stacks(tag, comm, frame, tid)  stacks whose tag and comm match the EREs,
+#	                         with a frame matching the ERE `frame` (if given)
+#	                         and of thread `tid` (if given)
+#	total(stacks, key)       sum of a key (default total_us)
+#	hist(pid)                that process's block_hist
+#	bucket(pid, us)          count of the block_hist bucket holding `us`
+# All EREs are anchored (use .* for substrings), as in fold_sum.
+: "${PYTHON:=python3}"
+JSON_PY='
+import json, re, sys
+
+def _const(name):
+	raise ValueError("not JSON: " + name)
+
+def _pairs(pairs):
+	keys = [k for k, _ in pairs]
+	if len(set(keys)) != len(keys):
+		raise ValueError("duplicate key in %s" % keys)
+	return dict(pairs)
+
+try:
+	with open(sys.argv[1]) as _f:
+		j = json.load(_f, parse_constant=_const, object_pairs_hook=_pairs)
+except (OSError, ValueError) as e:
+	raise SystemExit("json: %s: %s" % (sys.argv[1], e))
+
+def threads(comm=".*"):
+	return [dict(t, pid=p["pid"]) for p in j["processes"] for t in p["threads"]
+		if re.fullmatch(comm, t["comm"])]
+
+def thread(comm):
+	ts = threads(comm)
+	if len(ts) != 1:
+		raise SystemExit("json: %d threads named %r" % (len(ts), comm))
+	return ts[0]
+
+def stacks(tag=".*", comm=".*", frame=None, tid=None):
+	return [s for s in j["stacks"] if re.fullmatch(tag, s["tag"]) and
+		re.fullmatch(comm, s["comm"]) and (tid is None or s["tid"] == tid) and
+		(frame is None or any(re.fullmatch(frame, f) for f in s["frames"]))]
+
+def total(ss, key="total_us"):
+	return sum(s[key] for s in ss)
+
+def hist(pid):
+	return [p for p in j["processes"] if p["pid"] == pid][0]["block_hist"]
+
+def bucket(pid, us):
+	return sum(b["count"] for b in hist(pid) if b["min_us"] <= us <= b["max_us"])
+'
+
+# json_eval FILE EXPR: print the value of the python expression EXPR (see
+# JSON_PY); a list prints one item a line, a bool as 1 or 0. On an error it
+# prints the error on stderr and returns 1.
+json_eval()
+{
+	"$PYTHON" -c "$JSON_PY
+r = eval(sys.argv[2])
+if isinstance(r, bool):
+	r = int(r)
+if isinstance(r, (list, tuple)):
+	for x in r:
+		print(x)
+else:
+	print(r)" "$1" "$2"
+}
+
+# check_json FILE: FILE is one strict JSON object in wprof's format: every
+# key of the spec with values of the right type, counters >= 0, tags known,
+# frames free of ';' and newlines, on-CPU stacks weighing count samples,
+# log2 histogram buckets [2^k, 2^(k+1)) that are not empty.
+check_json()
+{
+	local out
+
+	if out=$("$PYTHON" -c "$JSON_PY"'
+bad = []
+def need(obj, keys, what):
+	for k, ty in keys.items():
+		if k not in obj:
+			bad.append("%s: no %r" % (what, k))
+		elif not isinstance(obj[k], ty) or isinstance(obj[k], bool):
+			bad.append("%s: %r is %r" % (what, k, obj[k]))
+		elif ty is int and obj[k] < 0:
+			bad.append("%s: %r < 0" % (what, k))
+counters = ("wall_us", "on_cpu_us", "runqueue_us", "sleep_us", "disk_us", "blocks")
+if not isinstance(j, dict):
+	raise SystemExit("not an object")
+need(j, {"window_us": int, "freq_hz": int, "period_us": int, "processes": list,
+	 "stacks": list, "lost": dict}, "top")
+for p in j.get("processes", []):
+	need(p, dict({"pid": int, "comm": str, "block_hist": list, "threads": list},
+		     **{k: int for k in counters}), "process %s" % p.get("pid"))
+	for b in p.get("block_hist", []):
+		need(b, {"min_us": int, "max_us": int, "count": int}, "bucket")
+		lo = b.get("min_us", 0)
+		if lo & (lo - 1) or b.get("max_us") not in (2 * lo - 1, 2 * lo) or not b.get("count"):
+			bad.append("process %s: bad bucket %r" % (p.get("pid"), b))
+	for t in p.get("threads", []):
+		need(t, dict({"tid": int, "comm": str, "max_block_us": int},
+			     **{k: int for k in counters}), "thread %s" % t.get("tid"))
+for s in j.get("stacks", []):
+	what = "stack %s/%s" % (s.get("tid"), s.get("tag"))
+	need(s, {"tag": str, "pid": int, "tid": int, "comm": str, "frames": list,
+		 "count": int, "total_us": int, "max_us": int}, what)
+	if s.get("tag") not in ("on-cpu", "off-cpu", "off-cpu:sleep", "off-cpu:disk",
+				"off-cpu:runqueue"):
+		bad.append("%s: unknown tag" % what)
+	for f in s.get("frames", []):
+		if not isinstance(f, str) or not f or ";" in f or "\n" in f:
+			bad.append("%s: bad frame %r" % (what, f))
+	# period_us is rounded; total_us is count times the exact 1e6 / freq_hz
+	exact = s.get("count", 0) * 1e6 / max(j.get("freq_hz", 1), 1)
+	if s.get("tag") == "on-cpu" and abs(s.get("total_us", 0) - exact) >= 1:
+		bad.append("%s: total_us %s != count * 1e6 / freq_hz" % (what, s.get("total_us")))
+for k, v in j.get("lost", {}).items():
+	if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+		bad.append("lost: %r is %r" % (k, v))
+for b in bad[:12]:
+	print(b)
+sys.exit(1 if bad else 0)
+' "$1" 2>&1); then
+		ok "$(basename "$1"): strict JSON in the wprof format, $(json_eval "$1" \
+			'"%d processes, %d threads, %d stacks" % (len(j["processes"]), len(threads()), len(j["stacks"]))')"
+	else
+		not_ok "$(basename "$1"): invalid JSON output"
+		echo "$out" | head -12 | sed 's/^/#   /'
+	fi
+}
+
+# disk_path NAME: a path for a scratch file on a disk-backed file system:
+# under $TMP unless that is tmpfs (no block I/O), else under /var/tmp (the
+# workloads that take it remove the file themselves).
+disk_path()
+{
+	if [ "$(stat -f -c %T "$TMP")" = tmpfs ]; then
+		echo "/var/tmp/wprof-$TEST_NAME.$$.$1"
+	else
+		echo "$TMP/$1"
+	fi
+}
+
+# --- symbolization tests (tests/integration/sym_*.sh) ---
+
+# i4_fold_sum_run FILE TAG_ERE COMM_ERE ERE...: weight (us) of lines with a
+# run of adjacent frames matching the EREs in order, root to leaf: e.g.
+# `outer` `helper_[[]i[]]` for helper inlined right under outer. EREs are
+# anchored, as in fold_sum; these are passed as awk arguments, so a
+# backslash is taken literally.
+i4_fold_sum_run()
+{
+	local file=$1 tre=$2 cre=$3
+
+	shift 3
+	awk -v tre="^($tre)\$" -v cre="^($cre)\$" -v leaf="$FOLD_TAG_LEAF" '
+	BEGIN {
+		for (k = 2; k < ARGC; k++)
+			s[k - 1] = "^(" ARGV[k] ")$"
+		ns = ARGC - 2
+		ARGC = 2
+	}
+	{
+		sp = match($0, / [0-9]+$/)
+		if (!sp)
+			next
+		w = substr($0, sp + 1)
+		n = split(substr($0, 1, sp - 1), f, ";")
+		if (leaf) { tag = f[n]; comm = f[1]; lo = 2; hi = n - 1 }
+		else { tag = f[1]; comm = f[2]; lo = 3; hi = n }
+		if (tag !~ tre || comm !~ cre)
+			next
+		for (i = lo; i + ns - 1 <= hi; i++) {
+			for (k = 1; k <= ns; k++)
+				if (f[i + k - 1] !~ s[k])
+					break
+			if (k > ns) {
+				sum += w
+				break
+			}
+		}
+	}
+	END { printf "%.0f\n", sum }' "$file" "$@"
+}
+
+# i4_heaviest FILE LINE_ERE [N]: the N (default 3) heaviest lines matching
+# LINE_ERE, for the log (frame names may hold spaces: the weight is the
+# last field); the middle of lines over 300 characters is left out.
+i4_heaviest()
+{
+	grep -E "$2" "$1" | awk '{ print $NF "\t" $0 }' | sort -rn | head -"${3:-3}" | cut -f2- |
+		awk '{ if (length($0) > 300) $0 = substr($0, 1, 100) " ... " substr($0, length($0) - 199)
+		       print "#   " $0 }'
+}
+
+# i4_pct PART WHOLE: 100 * PART / WHOLE, 0 when WHOLE is 0.
+i4_pct()
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", b ? 100 * a / b : 0 }'
+}
+
+# i4_check_sym_call FILE COMM: the checks shared by the tests that profile
+# tests/workloads/sym_call (PIE + libsymcall.so) through -p: its thread COMM
+# loops { call_outer -> exe_static_step -> symlib_burn -> symlib_mix for
+# 30 ms of CPU; symlib_nap -> symlib_nap_call -> nanosleep for 10 ms }.
+# - >= 90% of COMM's on-CPU weight has the whole chain, adjacent, from the
+#   program (call_outer, static exe_static_step) into the library
+#   (symlib_burn, static symlib_mix). The other ~1% of the truth is in the
+#   CPU-clock syscalls symlib_burn makes every ~100 us; 90% leaves room for
+#   a few samples at the edges of each burst (nanosleep's return, the loop).
+# - >= 95% of its off-cpu:sleep weight is under symlib_nap: it sleeps nowhere
+#   else. A frame-pointer walk finds symlib_nap (symlib_nap_call is the
+#   caller that libc's nanosleep hides), so this checks names, not CFI. The
+#   5% is room for the edges of the window (one nap is 2% of the ~0.5 s
+#   slept in 2 s).
+# - no frame of COMM's stacks is left unnamed (`module+0xOFFSET`): its
+#   program, library, libc and vDSO all have symbols.
+i4_check_sym_call()
+{
+	local file=$1 comm=$2 on chain sl nap bad
+
+	on=$(fold_sum "$file" on-cpu "$comm")
+	chain=$(i4_fold_sum_run "$file" on-cpu "$comm" call_outer exe_static_step symlib_burn symlib_mix)
+	sl=$(fold_sum "$file" off-cpu:sleep "$comm")
+	nap=$(fold_sum "$file" off-cpu:sleep "$comm" symlib_nap)
+	log "$comm: on-CPU $on us, $chain us with call_outer;exe_static_step;symlib_burn;symlib_mix;" \
+		"off-cpu:sleep $sl us, $nap us under symlib_nap"
+	check "$comm has on-CPU weight ($on us)" test "$on" -gt 0
+	check_ge "$comm: share of on-CPU weight in call_outer;exe_static_step;symlib_burn;symlib_mix (%)" \
+		"$(i4_pct "$chain" "$on")" 90
+	check "$comm has off-cpu:sleep weight ($sl us)" test "$sl" -gt 0
+	check_ge "$comm: share of off-cpu:sleep weight under symlib_nap (%)" "$(i4_pct "$nap" "$sl")" 95
+	bad=$(i4_unnamed "$file" "$comm" | head -5 | tr '\n' ' ')
+	check "no unnamed (module+0xOFFSET) frame in $comm's stacks (got: ${bad:-none})" test -z "$bad"
+}
+
+# i4_unnamed FILE COMM_ERE: the distinct frames of COMM_ERE's stacks that
+# wprof could not name (`module+0xOFFSET`, `[unmapped]+0x...`), one a line.
+i4_unnamed()
+{
+	awk -v cre="^($2)\$" -v leaf="$FOLD_TAG_LEAF" '
+	{
+		sp = match($0, / [0-9]+$/)
+		if (!sp)
+			next
+		n = split(substr($0, 1, sp - 1), f, ";")
+		if (leaf) { comm = f[1]; lo = 2; hi = n - 1 }
+		else { comm = f[2]; lo = 3; hi = n }
+		if (comm !~ cre)
+			next
+		for (i = lo; i <= hi; i++)
+			if (f[i] ~ /[+]0x[0-9a-f]+$/ && !(f[i] in seen)) {
+				seen[f[i]] = 1
+				print f[i]
+			}
+	}' "$1"
+}

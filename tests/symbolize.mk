@@ -2,36 +2,80 @@
 # Fixtures of tests/unit/test_symbolize.c, in $(OUT)/tests/fixtures:
 #   wpfix                     PIE linked to libwpfix.so (rpath $ORIGIN)
 #   wpfix-nopie               the same program as a non-PIE (ET_EXEC) executable
-#   libwpfix.so               exported, static and compiler-cloned functions
-#   libwpfix-stripped.so      copy without .symtab: only .dynsym names remain
-#   libwpfix-debuglink.so     copy without .symtab whose symbols are in a separate
+#   libwpfix.so               exported, static, compiler-cloned, versioned functions
+#   libwpfix-stripped.so      a build without .symtab: only .dynsym names remain
+#   libwpfix-twin.so          libwpfix.so stripped: same build-id, named through it
+#   libwpfix-debuglink.so     a build without .symtab whose symbols are in a separate
 #   libwpfix-debuglink.debug  debug file named by .gnu_debuglink
+#   libwpfix-buildid.so       a build without .symtab whose debug file is only found by
+#   debug/.build-id/57/...    build-id, under a debug directory the test names
+#   wpcxx                     C++: namespaces, a class, a template, an inlined method
+#   wpjit                     an anonymous executable region named by a perf map
+# Each stripped build has a build-id of its own: the symbolizer shares one index
+# between files of one build-id, which would name them through libwpfix.so.
 # -O2 so that GCC makes the .constprop clones whose names are checked.
+# And the symbolization benchmark tests/tools/symbench with its fixtures:
+#   libsb0.so .. libsb19.so   50 functions each, one source built 20 times
+#   sbdriver                  dlopen()s them all, prints their addresses, sleeps
 
 FIX_DIR     := $(OUT)/tests/fixtures
 FIX_CFLAGS  := -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror
 FIX_STRIP   ?= strip
 FIX_OBJCOPY ?= objcopy
+FIX_LIB     = $(CC) $(FIX_CFLAGS) -fPIC -shared -Wl,-soname,libwpfix.so \
+	-Wl,--version-script=tests/fixtures/wpfix_lib.map
+FIX_LIB_SRC := tests/fixtures/wpfix_lib.c tests/fixtures/wpfix.h tests/fixtures/wpfix_lib.map
+# Build-ids of the stripped builds: 20 bytes, like a SHA-1 one.
+FIX_BID_STRIPPED  := 5770666978000000000000000000000000000001
+FIX_BID_DEBUGLINK := 5770666978000000000000000000000000000002
+FIX_BID_BUILDID   := 5770666978000000000000000000000000000003
+FIX_BID_DEBUG     := $(FIX_DIR)/debug/.build-id/$(shell echo $(FIX_BID_BUILDID) | cut -c1-2)/$(shell echo $(FIX_BID_BUILDID) | cut -c3-).debug
 
-$(FIX_DIR)/libwpfix.so: tests/fixtures/wpfix_lib.c tests/fixtures/wpfix.h
+$(FIX_DIR)/libwpfix.so: $(FIX_LIB_SRC)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -Wl,-soname,libwpfix.so $< -o $@
+	$(Q)$(FIX_LIB) $< -o $@
 
-$(FIX_DIR)/libwpfix-stripped.so: $(FIX_DIR)/libwpfix.so
+$(FIX_DIR)/libwpfix-stripped.so: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -Wl,--build-id=0x$(FIX_BID_STRIPPED) $< -o $@.tmp
+	$(Q)$(FIX_STRIP) --strip-all -o $@ $@.tmp && rm -f $@.tmp
+
+$(FIX_DIR)/libwpfix-twin.so: $(FIX_DIR)/libwpfix.so
 	$(call msg,STRIP,$@)
 	$(Q)$(FIX_STRIP) --strip-all -o $@ $<
 
-$(FIX_DIR)/libwpfix-debuglink.debug: $(FIX_DIR)/libwpfix.so
+$(FIX_DIR)/libwpfix-debuglink.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -Wl,--build-id=0x$(FIX_BID_DEBUGLINK) $< -o $@
+
+$(FIX_DIR)/libwpfix-debuglink.debug: $(FIX_DIR)/libwpfix-debuglink.full
 	$(call msg,OBJCOPY,$@)
 	$(Q)$(FIX_OBJCOPY) --only-keep-debug $< $@
 
 # The link is by file name, looked up next to the library (libdw's default path).
-$(FIX_DIR)/libwpfix-debuglink.so: $(FIX_DIR)/libwpfix.so $(FIX_DIR)/libwpfix-debuglink.debug
+$(FIX_DIR)/libwpfix-debuglink.so: $(FIX_DIR)/libwpfix-debuglink.full $(FIX_DIR)/libwpfix-debuglink.debug
 	$(call msg,STRIP,$@)
 	$(Q)$(FIX_STRIP) --strip-all -o $@.tmp $<
 	$(Q)cd $(@D) && $(FIX_OBJCOPY) --add-gnu-debuglink=libwpfix-debuglink.debug \
 		$(@F).tmp $(@F) && rm -f $(@F).tmp
+
+$(FIX_DIR)/libwpfix-buildid.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -Wl,--build-id=0x$(FIX_BID_BUILDID) $< -o $@
+
+$(FIX_BID_DEBUG): $(FIX_DIR)/libwpfix-buildid.full
+	$(call msg,OBJCOPY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_OBJCOPY) --only-keep-debug $< $@
+
+# No .gnu_debuglink: only the build-id leads to the debug file.
+$(FIX_DIR)/libwpfix-buildid.so: $(FIX_DIR)/libwpfix-buildid.full
+	$(call msg,STRIP,$@)
+	$(Q)$(FIX_STRIP) --strip-all -o $@ $<
 
 $(FIX_DIR)/wpfix: tests/fixtures/wpfix_main.c tests/fixtures/wpfix.h $(FIX_DIR)/libwpfix.so
 	$(call msg,CC,$@)
@@ -44,9 +88,40 @@ $(FIX_DIR)/wpfix-nopie: tests/fixtures/wpfix_main.c tests/fixtures/wpfix.h $(FIX
 	$(Q)$(CC) $(FIX_CFLAGS) -fno-pie -no-pie $< -o $@ -L$(FIX_DIR) -lwpfix \
 		-Wl,-rpath,'$$ORIGIN' -ldl
 
-SYMBOLIZE_FIXTURES := $(addprefix $(FIX_DIR)/,wpfix wpfix-nopie libwpfix.so \
-	libwpfix-stripped.so libwpfix-debuglink.so libwpfix-debuglink.debug)
-TEST_FIXTURES += $(SYMBOLIZE_FIXTURES)
+$(FIX_DIR)/wpcxx: tests/fixtures/wpcxx.cpp
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
-# So that building the test alone also builds what it runs.
-$(OUT)/tests/test_symbolize: | $(SYMBOLIZE_FIXTURES)
+$(FIX_DIR)/wpjit: tests/fixtures/wpjit.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
+
+SYMBOLIZE_FIXTURES := $(addprefix $(FIX_DIR)/,wpfix wpfix-nopie libwpfix.so \
+	libwpfix-stripped.so libwpfix-debuglink.so libwpfix-debuglink.debug \
+	libwpfix-buildid.so libwpfix-twin.so wpcxx wpjit) $(FIX_BID_DEBUG)
+
+# The benchmark: 20 libraries from one source, a driver, the timing tool.
+SB_LIBS := $(foreach n,$(shell seq 0 19),$(FIX_DIR)/libsb$(n).so)
+
+$(FIX_DIR)/libsb%.so: tests/fixtures/sblib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -DLIBN=$* $< -o $@
+
+$(FIX_DIR)/sbdriver: tests/fixtures/sbdriver.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@ -ldl
+
+$(OUT)/tests/tools/symbench: tests/tools/symbench.c $(LIB_OBJS) | $(SB_LIBS) $(FIX_DIR)/sbdriver
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+TEST_FIXTURES += $(SYMBOLIZE_FIXTURES) $(SB_LIBS) $(FIX_DIR)/sbdriver $(OUT)/tests/tools/symbench
+
+# So that building a test alone also builds what it runs.
+$(OUT)/tests/test_symbolize: | $(SYMBOLIZE_FIXTURES) $(SB_LIBS) $(FIX_DIR)/sbdriver
+$(OUT)/tests/test_demangle $(OUT)/tests/test_symns $(OUT)/tests/test_debuginfod: | $(SYMBOLIZE_FIXTURES)

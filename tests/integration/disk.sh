@@ -13,11 +13,16 @@
 # here, measured independently with bpftrace on the same tracepoints) is
 # charged to its run time, not to run_delay. Over tens of thousands of
 # wakeups that is 100+ ms which wprof, timing the switches themselves,
-# rightly counts as runqueue. So the bounds are one-sided:
-# - off-CPU >= wall - run, less 2% + 20 ms: run can only be inflated;
-#   the slack covers the thread's life outside the loop (one
-#   posix_memalign and one printf);
-# - off-CPU <= read_ns + 20 ms: the reader blocks only inside pread.
+# rightly counts as runqueue. Under load the difference also goes the
+# other way (switch timestamps give several us more on-CPU per block than
+# the kernel's runtime, which bpftrace on the same tracepoints confirms),
+# so schedstat bounds wprof in neither direction here. What the thread
+# knows for sure:
+# - off-CPU <= read_ns + 20 ms: the reader blocks only inside pread (the
+#   slack covers its life outside the loop);
+# - off-CPU >= 25% of read_ns: each read waits for the device in D state
+#   (tens of us on virtio) and runs a few us; a wprof that lost the
+#   blocked time would fall far below.
 # Also:
 # - off-cpu:disk >= 50% of it: the device round trip (tens of us on virtio)
 #   dominates the wakeup latency (a few us). Mislabelled D state gives ~0.
@@ -42,15 +47,15 @@ check_folded "$TMP/out.folded"
 wall_us=$(($(report_get "$TMP/report" wall_ns) / 1000))
 run_us=$(($(report_get "$TMP/report" sched_run_ns) / 1000))
 off_us=$((wall_us - run_us))
+read_us=$(($(report_get "$TMP/report" read_ns) / 1000))
 off=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' reader)
 disk=$(fold_sum "$TMP/out.folded" off-cpu:disk reader)
 sleep_w=$(fold_sum "$TMP/out.folded" off-cpu:sleep reader)
 on=$(fold_sum "$TMP/out.folded" on-cpu reader)
 log "reader: $(report_get "$TMP/report" reads) reads, run $run_us us, off $off_us us;" \
 	"wprof: on $on, off $off (disk $disk, sleep $sleep_w) us"
-read_us=$(($(report_get "$TMP/report" read_ns) / 1000))
-check_ge "reader off-CPU weight vs wall - schedstat run (us)" "$off" \
-	"$(calc "0.98 * $off_us - 20000")"
+check_ge "reader off-CPU weight vs a quarter of its time inside pread (us)" "$off" \
+	"$(calc "0.25 * $read_us")"
 check_le "reader off-CPU weight vs its time inside pread (us)" "$off" \
 	"$(calc "$read_us + 20000")"
 check_ge "share of reader off-CPU weight tagged off-cpu:disk (%)" \

@@ -229,6 +229,57 @@ static void test_open_file(void)
 	procmaps__free(&m);
 }
 
+/* A FIFO where a mapped file was is not opened. */
+static void test_open_not_regular(void)
+{
+	char dir[] = "/tmp/wprof-pm-XXXXXX", path[64];
+	struct proc_maps m;
+	struct proc_map fake;
+	const struct proc_map *p;
+
+	if (!CHECK(mkdtemp(dir), "temporary directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	if (CHECK(mkfifo(path, 0600) == 0, "FIFO %s", path) &&
+	    CHECK_EQ_S64(procmaps__read(getpid(), &m), 0, "read /proc/self maps")) {
+		p = procmaps__find(&m, (unsigned long)test_open_not_regular);
+		fake = *p;
+		fake.start = 0x1000; /* no map_files entry: the path is tried */
+		fake.end = 0x2000;
+		fake.path = path;
+		CHECK_EQ_S64(procmaps__open_file(getpid(), &fake), -EINVAL,
+			     "a FIFO is never opened (it would block or consume data)");
+		procmaps__free(&m);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_start_time_vdso(void)
+{
+	unsigned long long a = 0, b = 0;
+	struct proc_maps m;
+	size_t i, len = 0;
+	void *img = NULL;
+
+	CHECK_EQ_S64(procmaps__start_time(getpid(), (__u64 *)&a), 0, "our start time");
+	CHECK(a > 0 && !procmaps__start_time(getppid(), (__u64 *)&b) && b <= a,
+	      "started after our parent (%llu, %llu)", a, b);
+	CHECK_EQ_S64(procmaps__start_time(0x7ffffff0, (__u64 *)&a), -ESRCH,
+		     "start time of a nonexistent pid: -ESRCH");
+	if (!CHECK_EQ_S64(procmaps__read(getpid(), &m), 0, "read /proc/self maps"))
+		return;
+	for (i = 0; i < m.nr; i++)
+		if (m.maps[i].path && !strcmp(m.maps[i].path, "[vdso]"))
+			img = procmaps__copy_vdso(getpid(), &m.maps[i], &len);
+	if (img)
+		CHECK(len >= 4 && !memcmp(img, "\177ELF", 4), "vDSO image copied (%zu bytes)", len);
+	else
+		fprintf(stderr, "skip test_start_time_vdso: no vDSO mapped (valgrind?)\n");
+	free(img);
+	procmaps__free(&m);
+}
+
 int main(void)
 {
 	test_parse();
@@ -239,5 +290,7 @@ int main(void)
 	test_fuzz();
 	test_read_self();
 	test_open_file();
+	test_open_not_regular();
+	test_start_time_vdso();
 	return unit_done();
 }

@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests of src/symbolize.c and src/kallsyms.c, on the fixtures of
- * tests/symbolize.mk: the PIE $OUT/tests/fixtures/wpfix, linked to
- * libwpfix.so, runs as a child and prints the addresses of its functions
+ * Unit tests of src/symbolize.c, src/elfsyms.c and src/kallsyms.c, on the
+ * fixtures of tests/symbolize.mk: the PIE $OUT/tests/fixtures/wpfix, linked
+ * to libwpfix.so, runs as a child and prints the addresses of its functions
  * (ground truth); the test names them while it runs and after it exited.
+ * Perf maps and namespaces: test_symns.c; demangling: test_demangle.c;
+ * debuginfod: test_debuginfod.c.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <gelf.h>
 
@@ -20,129 +25,7 @@
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unit.h"
-
-#define MAX_LABELS 32
-
-struct child {
-	pid_t pid;
-	bool reaped; /* pid stays known: the test names addresses of the exited process */
-	FILE *out;
-	size_t nr;
-	char label[MAX_LABELS][64];
-	unsigned long long addr[MAX_LABELS];
-};
-
-static char fixture_dir[512];
-
-/* Read "label 0xaddr" lines until @until (or EOF). 0 or -1. */
-static int child_read(struct child *c, const char *until)
-{
-	char line[256], label[64];
-	unsigned long long addr;
-
-	while (fgets(line, sizeof(line), c->out)) {
-		if (!strncmp(line, until, strlen(until)))
-			return 0;
-		if (sscanf(line, "%63s %llx", label, &addr) == 2 && c->nr < MAX_LABELS) {
-			snprintf(c->label[c->nr], sizeof(c->label[0]), "%s", label);
-			c->addr[c->nr++] = addr;
-		}
-	}
-	return -1;
-}
-
-static int child_start(struct child *c, char *const argv[])
-{
-	int fds[2];
-
-	memset(c, 0, sizeof(*c));
-	if (pipe(fds))
-		return -1;
-	c->pid = fork();
-	if (c->pid < 0)
-		return -1;
-	if (!c->pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	c->out = fdopen(fds[0], "r");
-	return c->out ? child_read(c, "ready") : -1;
-}
-
-static void child_stop(struct child *c)
-{
-	if (c->pid > 0 && !c->reaped) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-		c->reaped = true;
-	}
-	if (c->out)
-		fclose(c->out);
-	c->out = NULL;
-}
-
-static unsigned long long child_addr(const struct child *c, const char *label)
-{
-	size_t i;
-
-	for (i = 0; i < c->nr; i++)
-		if (!strcmp(c->label[i], label))
-			return c->addr[i];
-	return 0;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in, out, err = 0;
-	ssize_t n;
-
-	in = open(from, O_RDONLY);
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			err = -1;
-	if (in < 0 || out < 0)
-		err = -1;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return err;
-}
-
-/* Check that @ip of @pid is named @want (a prefix if it ends with '.'), as a symbol. */
-static void check_name(struct symbolizer *s, int pid, unsigned long long ip, const char *want,
-		       const char *what)
-{
-	char buf[256], details[512];
-	size_t len = strlen(want);
-	bool ok;
-	int ret;
-
-	ret = symbolizer__user(s, pid, ip, buf, sizeof(buf));
-	ok = ret == 0 && (want[len - 1] == '.' ? !strncmp(buf, want, len) : !strcmp(buf, want));
-	snprintf(details, sizeof(details), "got \"%s\" (ret %d), want \"%s%s\"", buf, ret, want,
-		 want[len - 1] == '.' ? "<suffix>" : "");
-	unit_report(ok, "test_user", details, "%s: 0x%llx is %s%s", what, ip, want,
-		    want[len - 1] == '.' ? "*" : "");
-}
-
-static void check_fallback(struct symbolizer *s, int pid, unsigned long long ip,
-			   const char *want, const char *what)
-{
-	char buf[256], details[512];
-	int ret;
-
-	ret = symbolizer__user(s, pid, ip, buf, sizeof(buf));
-	snprintf(details, sizeof(details), "got \"%s\" (ret %d), want \"%s\" (ret 1)", buf, ret,
-		 want);
-	unit_report(ret == 1 && !strcmp(buf, want), "test_user", details, "%s: %s", what, want);
-}
+#include "../fixtures/fixchild.h"
 
 /*
  * The names a process should see for the fixture's functions, @delta bytes
@@ -153,7 +36,8 @@ static void check_fixture_names(struct symbolizer *s, const struct child *c, int
 				const char *when, bool exe_only)
 {
 	static const char *const funcs[] = { "main",	     "fix_exe_static", "fix_exe_sleep",
-					     "fix_lib_work", "fix_lib_static", "nanosleep" };
+					     "fix_lib_work", "fix_lib_static", "nanosleep",
+					     "fclose" };
 	char what[128];
 	size_t i;
 
@@ -166,9 +50,18 @@ static void check_fixture_names(struct symbolizer *s, const struct child *c, int
 	/* Return addresses inside GCC clones; -1 as a stack walker's caller does. */
 	snprintf(what, sizeof(what), "%s, executable's clone", when);
 	check_name(s, c->pid, child_addr(c, "fix_exe_clone_pc") - 1, "fix_exe_clone.", what);
+	snprintf(what, sizeof(what), "%s, inlined code named by its real function", when);
+	check_name(s, c->pid, child_addr(c, "fix_inl_pc") - 1, "fix_inl_outer", what);
+	if (exe_only)
+		return;
 	snprintf(what, sizeof(what), "%s, library's clone", when);
 	check_name(s, c->pid, child_addr(c, "fix_lib_clone_pc") - 1, "fix_lib_clone.constprop.",
 		   what);
+	/* .symtab says fix_lib_versioned@WPFIX_1 and fix_lib_versioned@@WPFIX_2 */
+	snprintf(what, sizeof(what), "%s, old symbol version, no suffix", when);
+	check_name(s, c->pid, child_addr(c, "fix_lib_ver1") + delta, "fix_lib_versioned", what);
+	snprintf(what, sizeof(what), "%s, default symbol version, no suffix", when);
+	check_name(s, c->pid, child_addr(c, "fix_lib_ver2") + delta, "fix_lib_versioned", what);
 }
 
 /* Our own vDSO: the offset of a function and the names at that offset. */
@@ -306,7 +199,7 @@ static void check_speed(struct symbolizer *s, const struct proc_maps *m, int pid
 
 static void test_user(void)
 {
-	char exe[600], nopie[600], lib[600], stripped[600], debuglink[600];
+	char exe[600], nopie[600], lib[600], stripped[600], debuglink[600], buildid[600], twin[600];
 	char tmpdir[] = "/tmp/wprof-test-XXXXXX", deleted[600], want[300], buf[256];
 	struct symbolizer_stats st0, st1;
 	struct child c1 = {}, c2 = {}, c3 = {};
@@ -320,6 +213,8 @@ static void test_user(void)
 	snprintf(lib, sizeof(lib), "%s/libwpfix.so", fixture_dir);
 	snprintf(stripped, sizeof(stripped), "%s/libwpfix-stripped.so", fixture_dir);
 	snprintf(debuglink, sizeof(debuglink), "%s/libwpfix-debuglink.so", fixture_dir);
+	snprintf(buildid, sizeof(buildid), "%s/libwpfix-buildid.so", fixture_dir);
+	snprintf(twin, sizeof(twin), "%s/libwpfix-twin.so", fixture_dir);
 	snprintf(nopie, sizeof(nopie), "%s/wpfix-nopie", fixture_dir);
 	if (!CHECK(access(exe, X_OK) == 0, "fixture %s exists (make test-bins)", exe))
 		return;
@@ -329,8 +224,9 @@ static void test_user(void)
 	if (!CHECK(copy_file(lib, deleted) == 0, "copy of the library to %s", deleted))
 		goto cleanup;
 
-	if (!CHECK(child_start(&c1, (char *[]){ exe, stripped, deleted, debuglink, NULL }) == 0 &&
-			   child_addr(&c1, "debuglink_fix_lib_work"),
+	if (!CHECK(child_start(&c1, (char *[]){ exe, stripped, deleted, debuglink, buildid, twin,
+						NULL }) == 0 &&
+			   child_addr(&c1, "twin_fix_lib_work"),
 		   "fixture child 1 runs and reports its addresses"))
 		goto cleanup;
 	if (!CHECK(child_start(&c2, (char *[]){ exe, NULL }) == 0, "fixture child 2 runs"))
@@ -347,6 +243,9 @@ static void test_user(void)
 	CHECK_EQ_S64(symbolizer__add_pid(s, c1.pid), 0, "add_pid of child 1");
 	symbolizer__stats(s, &st0);
 	CHECK(st0.files >= 5, "files of child 1 held (%llu)", (unsigned long long)st0.files);
+	/* libwpfix-twin.so, and as root the deleted copy, have the build-id of libwpfix.so */
+	CHECK(st0.files_shared >= 1, "files of one build-id share an index (%llu shared)",
+	      (unsigned long long)st0.files_shared);
 	CHECK_EQ_S64(symbolizer__add_pid(s, c1.pid), 0, "add_pid again (refresh)");
 	CHECK_EQ_S64(symbolizer__add_pid(s, c2.pid), 0, "add_pid of child 2");
 	symbolizer__stats(s, &st1);
@@ -358,15 +257,17 @@ static void test_user(void)
 	check_fixture_names(s, &c2, 1, "child 2 alive", false);
 	check_fixture_names(s, &c3, 1, "non-PIE child 3 alive", true);
 	check_name(s, c1.pid, child_addr(&c1, "stripped_fix_lib_work") + 1, "fix_lib_work",
-		   "alive, stripped copy, exported (.dynsym) function");
+		   "alive, stripped build, exported (.dynsym) function");
+	check_name(s, c1.pid, child_addr(&c1, "twin_fix_lib_static") + 1, "fix_lib_static",
+		   "static function of a stripped twin, through the index of its build-id");
 
-	/* Unload the stripped copy, refresh: its code must still be named from the old snapshot. */
+	/* Unload the stripped build, refresh: its code must still be named from the old snapshot. */
 	procmaps__read(c1.pid, &m1);
 	ip = child_addr(&c1, "stripped_fix_lib_static");
 	start = map_start_of(c1.pid, "/libwpfix-stripped.so", &pgoff, ip);
 	kill(c1.pid, SIGUSR1);
-	CHECK(child_read(&c1, "unloaded") == 0, "child 1 unloaded the stripped copy");
-	CHECK(!map_start_of(c1.pid, "/libwpfix-stripped.so", &pgoff, ip), "copy unmapped");
+	CHECK(child_read(&c1, "unloaded") == 0, "child 1 unloaded the stripped build");
+	CHECK(!map_start_of(c1.pid, "/libwpfix-stripped.so", &pgoff, ip), "build unmapped");
 	CHECK_EQ_S64(symbolizer__add_pid(s, c1.pid), 0, "add_pid after dlclose");
 	for (i = 0; i < m1.nr; i++)
 		if (m1.maps[i].path && !strcmp(m1.maps[i].path, "[vdso]"))
@@ -383,10 +284,14 @@ static void test_user(void)
 	check_name(s, c1.pid, child_addr(&c1, "debuglink_fix_lib_static") + 1, "fix_lib_static",
 		   "static function of a stripped library, from its .gnu_debuglink file");
 	check_name(s, c1.pid, child_addr(&c1, "stripped_fix_lib_work"), "fix_lib_work",
-		   "exited, unloaded stripped copy, exported function");
+		   "exited, unloaded stripped build, exported function");
 	snprintf(want, sizeof(want), "libwpfix-stripped.so+0x%llx", ip + 1 - start + pgoff);
-	if (CHECK(start != 0, "stripped copy mapping found"))
-		check_fallback(s, c1.pid, ip + 1, want, "static function of the stripped copy");
+	if (CHECK(start != 0, "stripped build mapping found"))
+		check_fallback(s, c1.pid, ip + 1, want, "static function of the stripped build");
+	ip = child_addr(&c1, "buildid_fix_lib_static") + 1;
+	ret = symbolizer__user(s, c1.pid, ip, buf, sizeof(buf));
+	CHECK(ret == 1 && strstr(buf, "libwpfix-buildid.so+0x") == buf,
+	      "debug file in a directory not searched: file offset fallback (got \"%s\")", buf);
 
 	ip = child_addr(&c1, "deleted_fix_lib_work") + 1;
 	ret = symbolizer__user(s, c1.pid, ip, buf, sizeof(buf));
@@ -429,6 +334,179 @@ cleanup:
 	procmaps__free(&m1);
 	symbolizer__free(s);
 	symbolizer__free(NULL);
+}
+
+/* A stripped library whose debug file is only found by build-id, under a directory we name. */
+static void test_debug_dirs(void)
+{
+	char exe[600], buildid[600], dir[PATH_MAX + 16], real[PATH_MAX], buf[256];
+	struct symbolizer *s = symbolizer__new();
+	struct child c = {};
+	unsigned long long ip;
+	int ret;
+
+	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
+	snprintf(buildid, sizeof(buildid), "%s/libwpfix-buildid.so", fixture_dir);
+	snprintf(dir, sizeof(dir), "%s/debug", fixture_dir);
+	if (!CHECK(s && realpath(dir, real), "symbolizer, debug directory %s", dir))
+		goto out;
+	CHECK_EQ_S64(symbolizer__set_debug_dirs(s, "relative/dir"), -EINVAL,
+		     "relative debug directory: -EINVAL");
+	CHECK_EQ_S64(symbolizer__set_debug_dirs(s, "/nonexistent:relative"), -EINVAL,
+		     "relative entry in a list: -EINVAL");
+	CHECK_EQ_S64(symbolizer__set_debug_dirs(s, "/nonexistent"), 0, "absolute directory");
+	CHECK_EQ_S64(symbolizer__set_debug_dirs(s, NULL), 0, "back to the default");
+	snprintf(dir, sizeof(dir), "/nonexistent:%s", real);
+	CHECK_EQ_S64(symbolizer__set_debug_dirs(s, dir), 0, "two directories");
+	if (!CHECK(child_start(&c, (char *[]){ exe, buildid, buildid, buildid, buildid, NULL }) ==
+			   0,
+		   "fixture child runs"))
+		goto out;
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	ip = child_addr(&c, "buildid_fix_lib_static") + 1;
+	ret = symbolizer__user(s, c.pid, ip, buf, sizeof(buf));
+	CHECK(ret == 0 && !strcmp(buf, "fix_lib_static"),
+	      "stripped library, static function named from DIR/.build-id/57/...debug (got \"%s\")",
+	      buf);
+	check_frames(s, c.pid, child_addr(&c, "fix_inl_pc") - 1, 8,
+		     "fix_inl_outer;fix_inl_mid_[i];fix_inl_inner_[i]", "inlined frames too");
+out:
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+/* Frames of inlined functions, from DWARF. */
+static void test_inline(void)
+{
+	char exe[600], nopie[600], names[4][SYMBOLIZER_NAME_LEN], want[64];
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_stats st;
+	struct child c = {}, c2 = {};
+	unsigned long long ip;
+	int n;
+
+	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
+	snprintf(nopie, sizeof(nopie), "%s/wpfix-nopie", fixture_dir);
+	if (!CHECK(s && child_start(&c, (char *[]){ exe, NULL }) == 0 &&
+			   child_start(&c2, (char *[]){ nopie, NULL }) == 0,
+		   "fixture children run"))
+		goto out;
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	CHECK_EQ_S64(symbolizer__add_pid(s, c2.pid), 0, "add_pid of the non-PIE child");
+	ip = child_addr(&c, "fix_inl_pc") - 1;
+	check_frames(s, c.pid, ip, 8, "fix_inl_outer;fix_inl_mid_[i];fix_inl_inner_[i]",
+		     "two nested inlined calls");
+	check_frames(s, c.pid, ip, 2, "fix_inl_outer;fix_inl_mid_[i]",
+		     "room for two: the innermost dropped");
+	check_frames(s, c.pid, ip, 1, "fix_inl_outer", "room for one: the real function");
+	n = symbolizer__user_frames(s, c.pid, ip, false, names, 4);
+	CHECK(n == 1 && !strcmp(names[0], "fix_inl_outer"),
+	      "inlines not asked for: one name (%d, \"%s\")", n, n > 0 ? names[0] : "");
+	check_frames(s, c2.pid, child_addr(&c2, "fix_inl_pc") - 1, 8,
+		     "fix_inl_outer;fix_inl_mid_[i];fix_inl_inner_[i]", "non-PIE executable");
+	check_frames(s, c.pid, child_addr(&c, "fix_lib_work") + 1, 8, "fix_lib_work",
+		     "no inlined call there: one name");
+	snprintf(want, sizeof(want), "[anon]+0x%llx", child_addr(&c, "anon"));
+	check_frames(s, c.pid, child_addr(&c, "anon"), 8, want, "fallback: one name");
+	CHECK_EQ_S64(symbolizer__user_frames(s, c.pid, ip, true, names, 0), -EINVAL,
+		     "no room: -EINVAL");
+	CHECK_EQ_S64(symbolizer__user_frames(s, c.pid, ip, true, NULL, 4), -EINVAL,
+		     "NULL names: -EINVAL");
+	child_stop(&c);
+	check_frames(s, c.pid, ip, 8, "fix_inl_outer;fix_inl_mid_[i];fix_inl_inner_[i]",
+		     "exited (cached)");
+	check_frames(s, c.pid, ip - 1, 8, "fix_inl_outer;fix_inl_mid_[i];fix_inl_inner_[i]",
+		     "exited, DWARF read through the fd kept");
+	symbolizer__stats(s, &st);
+	CHECK(st.user_inlined >= 8, "inlined frames counted (%llu)",
+	      (unsigned long long)st.user_inlined);
+out:
+	child_stop(&c);
+	child_stop(&c2);
+	symbolizer__free(s);
+}
+
+/* An executable replaced (renamed over) after it started: map_files still has the original. */
+static void test_replaced_exe(void)
+{
+	char dir[] = "/tmp/wprof-repl-XXXXXX", exe[600], lib[600], from[600], other[600];
+	char buf[256];
+	struct symbolizer *s = symbolizer__new();
+	struct child c = {};
+	unsigned long long ip;
+	int ret;
+
+	if (!CHECK(s && mkdtemp(dir), "symbolizer, temporary directory"))
+		goto out;
+	snprintf(exe, sizeof(exe), "%s/wpfix", dir);
+	snprintf(lib, sizeof(lib), "%s/libwpfix.so", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(from, sizeof(from), "%s/wpfix", fixture_dir);
+	CHECK(copy_file(from, exe) == 0, "copy of wpfix");
+	snprintf(from, sizeof(from), "%s/libwpfix.so", fixture_dir);
+	CHECK(copy_file(from, lib) == 0, "copy of libwpfix.so");
+	snprintf(from, sizeof(from), "%s/wpfix-nopie", fixture_dir);
+	CHECK(copy_file(from, other) == 0, "another program");
+	if (!CHECK(child_start(&c, (char *[]){ exe, NULL }) == 0, "copy runs"))
+		goto out;
+	CHECK(rename(other, exe) == 0, "another program renamed over the running one");
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	ip = child_addr(&c, "fix_exe_static") + 1;
+	ret = symbolizer__user(s, c.pid, ip, buf, sizeof(buf));
+	if (geteuid() == 0)
+		CHECK(ret == 0 && !strcmp(buf, "fix_exe_static"),
+		      "replaced executable named through map_files (got \"%s\")", buf);
+	else
+		CHECK(ret == 1 && !strncmp(buf, "wpfix+0x", 8),
+		      "replaced executable, not root: never named from the new file (got \"%s\")",
+		      buf);
+out:
+	child_stop(&c);
+	unlink(exe);
+	unlink(lib);
+	unlink(other);
+	rmdir(dir);
+	symbolizer__free(s);
+}
+
+/*
+ * Files wait to be indexed holding an fd; past a quarter of RLIMIT_NOFILE
+ * a symbolizer indexes new ones at once and closes them. The benchmark's
+ * driver maps 20 libraries and more.
+ */
+static void test_fd_budget(void)
+{
+	struct rlimit old, low;
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+	struct child c = {};
+	char driver[600], what[64];
+	int i;
+
+	snprintf(driver, sizeof(driver), "%s/sbdriver", fixture_dir);
+	if (!CHECK(!getrlimit(RLIMIT_NOFILE, &old), "RLIMIT_NOFILE"))
+		return;
+	low = old;
+	low.rlim_cur = 64;
+	if (!setrlimit(RLIMIT_NOFILE, &low)) {
+		s = symbolizer__new(); /* a budget of 16 files */
+		setrlimit(RLIMIT_NOFILE, &old);
+	}
+	if (!CHECK(s && child_start(&c, (char *[]){ driver, fixture_dir, NULL }) == 0,
+		   "symbolizer with 64 fds, driver %s runs", driver))
+		goto out;
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	symbolizer__stats(s, &st);
+	CHECK(st.files > 20 && st.files_closed_early >= st.files - 16,
+	      "%llu of %llu files indexed at once and closed",
+	      (unsigned long long)st.files_closed_early, (unsigned long long)st.files);
+	for (i = 0; i < 40; i += 13) {
+		snprintf(what, sizeof(what), "sb0_f%d", i);
+		check_name(s, c.pid, child_addr(&c, what) + 7, what, "past the budget, still named");
+	}
+out:
+	child_stop(&c);
+	symbolizer__free(s);
 }
 
 static char *write_tmp(const char *text)
@@ -548,14 +626,15 @@ static void test_kernel(void)
 
 int main(void)
 {
-	const char *out = getenv("OUT");
-
 	/* A wedged child must not hang the test run. */
-	alarm(60);
-	snprintf(fixture_dir, sizeof(fixture_dir), "%s/tests/fixtures",
-		 out && *out ? out : "build");
+	alarm(120);
+	fix_init();
 	test_kallsyms_file();
 	test_kernel();
 	test_user();
+	test_debug_dirs();
+	test_inline();
+	test_replaced_exe();
+	test_fd_budget();
 	return unit_done();
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Many short blocks and one long block are told apart by their counts, and
+# --min-block / --max-block select them. blocks runs two threads that start
+# together after a barrier: "short" sleeps 50 times 3 ms in short_naps(),
+# "long" sleeps once 100 ms in long_nap(), both through nap(). Under
+# `wprof record -- blocks` the whole life of the process is in the window,
+# so the counts are exact.
+#
+# Why 3 ms and not the issue's 2 ms: a block is switch-out to wakeup, which
+# for nanosleep(2 ms) is 2000 us less the few us between arming the timer
+# and leaving the CPU, plus the 50 us timer slack and the timer's latency:
+# ~1995-2100 us, across the 2048 us edge of the log2 buckets [1024, 2048)
+# and [2048, 4096). 3 ms lands mid-bucket; 100 ms does too ([65536, 131072)).
+#
+# Checks (--format json):
+# - short's stack with short_naps: count 50 exactly (one per sleep; the
+#   barrier wait is another stack), max_us in [2900, 4095]: 3 ms less the
+#   few us before the switch, plus slack and timer latency, below the
+#   bucket's upper edge; its total_us ~ 50 x 3 ms (within 5%).
+# - long's stack with long_nap: count 1, max_us = total_us in
+#   [99900, 110000] (same reasoning; 10 ms for a late timer on a busy VM).
+# - per-process block_hist: the bucket holding 3000 us counts the 50 naps,
+#   the bucket holding 100000 us the long nap, each plus the other blocks
+#   of the process that fall in it. Those are single blocks (the barrier
+#   waits, the main thread's ~155 ms pthread_join, a page-cache miss), each
+#   its own stack with count 1, so its duration is its max_us; on an idle
+#   machine there are none in either bucket, but a barrier wait lasts ms
+#   when a sibling waits for a CPU first.
+# - per-thread blocks: short 50 or 51 (+ the barrier, if it had to wait),
+#   long 1 or 2; max_block_us as the stacks' max_us (+/- 1 us: each is
+#   rounded from ns on its own).
+# --min-block 50ms (json): every off-CPU stack left has max_us >= 50000 and
+#   total_us >= 50000 x count; long's nap stack is there with count 1, no
+#   stack of short is; the per-thread numbers are not filtered (short still
+#   has >= 50 blocks and >= 145 ms of sleep). --min-block 50000 (a bare
+#   number is us) leaves the same stacks.
+# --max-block 50ms (folded): short's nap weight is still ~150 ms, long's
+#   nap sleep is gone, and so is the main thread's pthread_join sleep (the
+#   run-queue waits after their wakeups are short, and stay).
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload blocks
+
+run_wprof rec record -d 30 -f json -o "$TMP/out.json" -- "$WORKLOADS/blocks" -c 50 -s 3000 \
+	-l 100000 -r "$TMP/report"
+check_wprof_ok rec
+[ -s "$TMP/report" ] || fatal "blocks wrote no report"
+[ -s "$TMP/out.json" ] || fatal "no output"
+check_json "$TMP/out.json"
+log "blocks' report (name tid sleeps min_ns max_ns):"
+sed 's/^/#   /' "$TMP/report"
+
+pid=$(json_eval "$TMP/out.json" 'thread("short")["pid"]')
+read -r sc st sm <<<"$(json_eval "$TMP/out.json" \
+	'" ".join(str(total(stacks("off-cpu:sleep", "short", "short_naps"), k)) for k in ("count", "total_us", "max_us"))')"
+read -r lc lt lm <<<"$(json_eval "$TMP/out.json" \
+	'" ".join(str(total(stacks("off-cpu:sleep", "long", "long_nap"), k)) for k in ("count", "total_us", "max_us"))')"
+log "short: $sc blocks, $st us, max $sm; long: $lc blocks, $lt us, max $lm"
+check "short's short_naps sleep stack has exactly 50 blocks (got $sc)" test "$sc" = 50
+check_near "short's max_us" "$sm" 3497 597
+check_near "short's total_us (50 x 3 ms)" "$st" 150000 7500
+check "long's long_nap sleep stack has exactly 1 block (got $lc)" test "$lc" = 1
+check "long's total_us = max_us for its one block ($lt, $lm)" test "$lt" = "$lm"
+check_near "long's max_us" "$lm" 104950 5050
+
+hist=$(json_eval "$TMP/out.json" "' '.join('[%d,%d]:%d' % (b['min_us'], b['max_us'], b['count']) for b in hist($pid))")
+log "block_hist: $hist"
+# The other blocks of the process: each single-block stack's one duration
+# is its max_us (a start barrier wait is usually us, but ms when a sibling
+# waits for a CPU on a busy machine).
+others=$(json_eval "$TMP/out.json" "[s['max_us'] for s in stacks('off-cpu:(sleep|disk)') if s['count'] == 1 and not any(f in ('short_naps', 'long_nap') for f in s['frames'])]" | tr '\n' ' ')
+many=$(json_eval "$TMP/out.json" "len([s for s in stacks('off-cpu:(sleep|disk)') if s['count'] > 1 and 'short_naps' not in s['frames']])")
+log "other single blocks of the process (us): $others; other multi-block stacks: $many"
+check "no other stack of the process has several blocks (got $many)" test "$many" = 0
+# in_bucket LO HI: how many of $others lie in [LO, HI).
+in_bucket()
+{
+	echo "$others" | awk -v lo="$1" -v hi="$2" '{ for (i = 1; i <= NF; i++) n += $i >= lo && $i < hi }
+		END { print n + 0 }'
+}
+want3=$((50 + $(in_bucket 2048 4096)))
+want100=$((1 + $(in_bucket 65536 131072)))
+b3=$(json_eval "$TMP/out.json" "bucket($pid, 3000)")
+b100=$(json_eval "$TMP/out.json" "bucket($pid, 100000)")
+check "block_hist bucket holding 3000 us counts the 50 naps + $((want3 - 50)) other (got $b3)" \
+	test "$b3" = "$want3"
+check "block_hist bucket holding 100000 us counts the long nap + $((want100 - 1)) other (got $b100)" \
+	test "$b100" = "$want100"
+
+read -r tb tm <<<"$(json_eval "$TMP/out.json" '"%d %d" % (thread("short")["blocks"], thread("short")["max_block_us"])')"
+check "short: 50 or 51 blocks (the barrier) (got $tb)" test "$tb" -ge 50 -a "$tb" -le 51
+check_near "short: max_block_us vs its nap's max_us (us)" "$tm" "$sm" 1
+read -r tb tm <<<"$(json_eval "$TMP/out.json" '"%d %d" % (thread("long")["blocks"], thread("long")["max_block_us"])')"
+check "long: 1 or 2 blocks (the barrier) (got $tb)" test "$tb" -ge 1 -a "$tb" -le 2
+check_near "long: max_block_us vs its nap's max_us (us)" "$tm" "$lm" 1
+
+# --min-block: only the long blocks reach the stacks, with either spelling.
+for min in 50ms 50000; do
+	run_wprof "min$min" record -d 30 -f json -o "$TMP/min$min.json" --min-block "$min" -- \
+		"$WORKLOADS/blocks" -c 50 -s 3000 -l 100000
+	check_wprof_ok "min$min"
+	check_json "$TMP/min$min.json"
+	f=$TMP/min$min.json
+	json_eval "$f" "['%s %s %s count %d max %d' % (s['tag'], s['comm'], s['frames'][-1], s['count'], s['max_us']) for s in stacks('off-cpu.*')]" |
+		sed 's/^/#   /'
+	short_left=$(json_eval "$f" "len([s for s in stacks('off-cpu.*', 'short')])")
+	check "--min-block $min: no off-CPU stack of short is left (got $short_left)" test "$short_left" = 0
+	small=$(json_eval "$f" "len([s for s in stacks('off-cpu.*') if s['max_us'] < 50000 or s['total_us'] < 50000 * s['count']])")
+	check "--min-block $min: no off-CPU stack has a block under 50 ms (got $small)" test "$small" = 0
+	lc=$(json_eval "$f" "total(stacks('off-cpu:sleep', 'long', 'long_nap'), 'count')")
+	check "--min-block $min: long's nap stack is kept, 1 block (got $lc)" test "$lc" = 1
+	read -r tb ts <<<"$(json_eval "$f" '"%d %d" % (thread("short")["blocks"], thread("short")["sleep_us"])')"
+	check "--min-block $min: short's thread accounting is not filtered ($tb blocks)" test "$tb" -ge 50
+	check_ge "--min-block $min: short's sleep_us (not filtered)" "$ts" 145000
+	json_eval "$f" "sorted('%s|%s|%d' % (s['tag'], ';'.join(s['frames']), s['count']) for s in stacks('off-cpu.*'))" \
+		>"$TMP/min$min.stacks"
+done
+check "--min-block 50ms and 50000 (us) keep the same off-CPU stacks" \
+	cmp -s "$TMP/min50ms.stacks" "$TMP/min50000.stacks"
+
+# --max-block, folded: the short blocks stay, the long ones go.
+run_wprof max record -d 30 -o "$TMP/max.folded" --max-block 50ms -- \
+	"$WORKLOADS/blocks" -c 50 -s 3000 -l 100000
+check_wprof_ok max
+check_folded "$TMP/max.folded"
+s_w=$(fold_sum "$TMP/max.folded" off-cpu:sleep short short_naps)
+l_w=$(fold_sum "$TMP/max.folded" off-cpu:sleep long long_nap)
+m_w=$(fold_sum "$TMP/max.folded" off-cpu:sleep blocks '.*pthread_join.*|.*futex.*')
+check_near "--max-block 50ms: short's nap weight (us)" "$s_w" 150000 7500
+check "--max-block 50ms: long's 100 ms nap is gone (got $l_w us)" test "$l_w" = 0
+check "--max-block 50ms: main thread's ~155 ms join is gone (got $m_w us)" test "$m_w" = 0
+finish
