@@ -30,6 +30,14 @@ const volatile __u64 max_block_ns __weak = ~0ULL;
 const volatile __u32 switch_kstack_skip __weak = 0;
 /* Written before attach: events before it are clipped to it. */
 __u64 window_start_ns __weak = 0;
+/*
+ * A fixed set of up to WPROF_MAX_FIXED_IDS pids (or tids) is compared here
+ * instead of looked up in `targets`: every switch on the machine asks twice
+ * whether a task is a target, and most answers are no.
+ */
+#define WPROF_MAX_FIXED_IDS 16
+const volatile __u32 fixed_ids[WPROF_MAX_FIXED_IDS] __weak = {};
+const volatile __u32 nr_fixed_ids __weak = 0;
 /* `-- CMD`: the child is a target, but only from its exec of CMD on */
 __u32 exec_gate_tgid __weak = 0;
 
@@ -145,14 +153,22 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 {
 	if (tid == 0 || tgid == exec_gate_tgid) /* the idle task; CMD before exec */
 		return false;
-	switch (filter_mode) {
-	case WPROF_FILTER_PID:
-		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-	case WPROF_FILTER_TID:
-		return bpf_map_lookup_elem(&targets, &tid) != NULL;
-	default:
+	if (filter_mode == WPROF_FILTER_ALL)
 		return true;
+	if (nr_fixed_ids) {
+		__u32 id = filter_mode == WPROF_FILTER_PID ? tgid : tid;
+
+		for (int i = 0; i < WPROF_MAX_FIXED_IDS; i++) {
+			if (i >= nr_fixed_ids)
+				break;
+			if (fixed_ids[i] == id)
+				return true;
+		}
+		return false;
 	}
+	if (filter_mode == WPROF_FILTER_PID)
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return bpf_map_lookup_elem(&targets, &tid) != NULL;
 }
 
 /* FNV-1a over 64-bit words, then a finalizer; 0 is reserved for "no stack". */

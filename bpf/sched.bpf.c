@@ -231,8 +231,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
 	struct wprof_thread *th;
 
-	if (!is_target(pid, tid))
-		return;
 	th = thread_get(prev, pid, tid, now);
 	if (!th)
 		return;
@@ -276,8 +274,6 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
 	struct wprof_thread *th;
 
-	if (!is_target(pid, tid))
-		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th) {
 		th = thread_get(next, pid, tid, now);
@@ -309,10 +305,18 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state, bool typed)
 {
-	__u64 now = bpf_ktime_get_ns();
+	bool out = is_target(TASK_READ(prev, tgid, typed), TASK_READ(prev, pid, typed));
+	bool in = is_target(TASK_READ(next, tgid, typed), TASK_READ(next, pid, typed));
+	__u64 now;
 
-	switch_out(ctx, prev, preempt, prev_state, now, typed);
-	switch_in(next, now, typed);
+	/* most switches on a machine concern no target: no clock read for them */
+	if (!out && !in)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (out)
+		switch_out(ctx, prev, preempt, prev_state, now, typed);
+	if (in)
+		switch_in(next, now, typed);
 	return 0;
 }
 

@@ -97,6 +97,12 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	if (!skel)
 		return -errno;
 	skel->rodata->filter_mode = o->filter;
+	/* a fixed target set (not one that grows with forks) is compared, not looked up */
+	if (!o->cmd && o->nr_ids <= ARRAY_SIZE(skel->rodata->fixed_ids)) {
+		for (size_t i = 0; i < o->nr_ids; i++)
+			skel->rodata->fixed_ids[i] = o->ids[i];
+		skel->rodata->nr_fixed_ids = o->nr_ids;
+	}
 	skel->rodata->follow_children = o->cmd != NULL;
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
