@@ -54,7 +54,7 @@ run_under() {
 	"$@" >"$log" 2>&1 &
 	local pid=$!
 	case $name in
-	bpftrace) wait_for "$log" "Attaching" || return 1 ;;
+	bpftrace*) wait_for "$log" "Attaching" || return 1 ;;
 	*) wait_for "$log" "recording with" || return 1 ;;
 	esac
 	local ops

@@ -119,10 +119,18 @@ check()
 	fi
 }
 
+# is_num V: V is a decimal number (an empty value, "nan" or "-nan" is not).
+is_num()
+{
+	[[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]
+}
+
 # check_near DESC VALUE EXPECTED TOLERANCE: |VALUE - EXPECTED| <= TOLERANCE.
+# Every operand must be a number: an empty or NaN value fails the check.
 check_near()
 {
-	if awk -v v="$2" -v e="$3" -v t="$4" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+	if is_num "$2" && is_num "$3" && is_num "$4" &&
+		awk -v v="$2" -v e="$3" -v t="$4" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; then
 		ok "$1: $2 (want $3 +/- $4)"
 	else
 		not_ok "$1: $2 (want $3 +/- $4)"
@@ -132,7 +140,7 @@ check_near()
 # check_ge DESC VALUE MIN / check_le DESC VALUE MAX
 check_ge()
 {
-	if awk -v v="$2" -v m="$3" 'BEGIN { exit !(v >= m) }'; then
+	if is_num "$2" && is_num "$3" && awk -v v="$2" -v m="$3" 'BEGIN { exit !(v >= m) }'; then
 		ok "$1: $2 (want >= $3)"
 	else
 		not_ok "$1: $2 (want >= $3)"
@@ -141,7 +149,7 @@ check_ge()
 
 check_le()
 {
-	if awk -v v="$2" -v m="$3" 'BEGIN { exit !(v <= m) }'; then
+	if is_num "$2" && is_num "$3" && awk -v v="$2" -v m="$3" 'BEGIN { exit !(v <= m) }'; then
 		ok "$1: $2 (want <= $3)"
 	else
 		not_ok "$1: $2 (want <= $3)"
@@ -219,7 +227,9 @@ run_wprof()
 	shift
 	log "wprof $*"
 	t0=$(now_ms)
-	timeout -k 5 120 "$WPROF" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+	# --foreground: wprof stays in the script's process group, so the
+	# runner's own timeout takes it down with the script
+	timeout --foreground -k 5 120 "$WPROF" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	RC=$?
 	ELAPSED_MS=$(($(now_ms) - t0))
 	log "exit $RC after $ELAPSED_MS ms; stderr:"

@@ -24,5 +24,6 @@ check_near "burner on+off weight vs the 2 s window (us)" \
 	"$(fold_sum "$TMP/out.folded" '.*' "$name")" 2000000 100000
 ncomm=$(fold_field "$TMP/out.folded" comm | wc -l)
 check_ge "distinct comms system-wide" "$ncomm" 3
-check "--stats printed something" test -s "$TMP/rec.err"
+check "--stats printed the programs' run time" grep -q '^wprof: bpf tp_switch .* ns/run' "$TMP/rec.err"
+check "--stats printed the peak RSS" grep -q '^wprof: peak RSS [0-9]* KiB' "$TMP/rec.err"
 finish

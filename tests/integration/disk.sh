@@ -38,7 +38,7 @@ require_bpf
 require_workload diskio
 
 run_wprof rec record -d 30 -o "$TMP/out.folded" -- \
-	"$WORKLOADS/diskio" -n 2 -f "$TMP/diskio.dat" -r "$TMP/report"
+	"$WORKLOADS/diskio" -n 2 -f "$(disk_path diskio.dat)" -r "$TMP/report"
 check_wprof_ok rec
 [ -s "$TMP/report" ] || fatal "diskio wrote no report"
 [ -s "$TMP/out.folded" ] || fatal "no output"

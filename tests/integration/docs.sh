@@ -13,12 +13,14 @@ opts=$(printf '%s\n' "$help" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 [ -n "$opts" ] || fatal "no options found in --help"
 # the man page escapes '-' as '\-'
 man=$(sed 's/\\-/-/g' "$top/man/wprof.8")
+# a whole option name: --pid must not be satisfied by --pidfile
+has() { grep -qE -- "$1([^a-z-]|\$)"; }
 for o in $opts; do
-	check "man page documents $o" grep -qF -- "$o" <<<"$man"
-	check "README documents $o" grep -qF -- "$o" "$top/README.md"
+	check "man page documents $o" has "$o" <<<"$man"
+	check "README documents $o" has "$o" <"$top/README.md"
 done
-for o in $(printf '%s\n' "$man" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-	case $o in --colors) continue ;; esac # flamegraph.pl's, not ours
-	check "--help lists $o (from the man page)" grep -qF -- "$o" <<<"$help"
+for o in $( (printf '%s\n' "$man"; cat "$top/README.md") | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+	case $o in --colors | --perf-basic-prof) continue ;; esac # other tools' options
+	check "--help lists $o (from the man page or README)" has "$o" <<<"$help"
 done
 finish

@@ -26,5 +26,11 @@ for hz_tol in 199:0.10 49:0.30; do
 	on=$(fold_sum "$TMP/f$hz.folded" on-cpu burner)
 	check_near "-F $hz: burner on-CPU weight vs its CPU time (us)" "$on" "$cpu_us" \
 		"$(calc "$tol * $cpu_us")"
+	# and the sampler itself ran at HZ: the samples counted (the burner's
+	# and a few of the main thread's) are its CPU time times HZ; a sampler
+	# left at 99 Hz is off by 2x
+	samples=$(sed -n 's/^wprof: \([0-9]*\) samples,.*/\1/p' "$TMP/f$hz.err")
+	check_near "-F $hz: samples vs CPU time x HZ" "$samples" \
+		"$(calc "$cpu_us * $hz / 1000000")" "$(calc "$tol * $cpu_us * $hz / 1000000 + 2")"
 done
 finish

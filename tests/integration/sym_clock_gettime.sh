@@ -45,6 +45,11 @@ run_wprof nocfi record --no-cfi -F 499 -d 20 -o "$TMP/nocfi.folded" -- \
 	"$WORKLOADS/sym_libc" -n 3 -c
 check_wprof_ok nocfi
 check_folded "$TMP/nocfi.folded"
-log "with --no-cfi: $(i4_pct "$(fold_sum "$TMP/nocfi.folded" on-cpu clocker spin_clock)" \
-	"$(fold_sum "$TMP/nocfi.folded" on-cpu clocker)")% of clocker on-CPU weight with spin_clock"
+# The test can fail: with frame pointers alone, Debian 12's libc (built
+# without them) hides spin_clock from most samples. Should a libc with frame
+# pointers come, this check says so, and the test above no longer proves
+# the CFI recovery.
+check_le "with --no-cfi, share of clocker on-CPU weight with spin_clock (%)" \
+	"$(i4_pct "$(fold_sum "$TMP/nocfi.folded" on-cpu clocker spin_clock)" \
+		"$(fold_sum "$TMP/nocfi.folded" on-cpu clocker)")" 50
 finish

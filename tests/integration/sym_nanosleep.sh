@@ -70,6 +70,9 @@ run_wprof nocfi record --no-cfi -d 20 -o "$TMP/nocfi.folded" -- \
 	"$WORKLOADS/sym_libc" -n 3 -s -S 5000
 check_wprof_ok nocfi
 check_folded "$TMP/nocfi.folded"
-log "with --no-cfi: $(i4_pct "$(fold_sum "$TMP/nocfi.folded" 'off-cpu:.*' napper nap_here)" \
-	"$(fold_sum "$TMP/nocfi.folded" 'off-cpu:.*' napper)")% of napper off-CPU weight with nap_here"
+# The test can fail: with frame pointers alone, Debian 12's libc (built
+# without them) hides nap_here, the caller of nanosleep.
+check_le "with --no-cfi, share of napper off-CPU weight with nap_here (%)" \
+	"$(i4_pct "$(fold_sum "$TMP/nocfi.folded" 'off-cpu:.*' napper nap_here)" \
+		"$(fold_sum "$TMP/nocfi.folded" 'off-cpu:.*' napper)")" 50
 finish

@@ -63,7 +63,7 @@ read -r chained badshape <<<"$(awk '
 		if (f[i] == "worker_main") wm = i
 	}
 	for (i = 3; i < d; i++)
-		if (f[i] ~ /read/) rd = 1
+		if (f[i] ~ /^(__libc_)?read$|^ksys_read_\[k\]$|^(anon_)?pipe_read_\[k\]$/) rd = 1
 	if (!wr)
 		next
 	if (!rd || f[d - 1] !~ /_\[k\]$/ || f[d + 1] !~ /_\[k\]$/ || (wm && wm < wr))
