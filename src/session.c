@@ -385,76 +385,109 @@ const char *session__attach_kind(const struct session *s)
 	return s->raw_tp ? "raw_tp" : "tp_btf";
 }
 
+
+
+
+
+/*
+ * Every entry of a map, read once the programs are detached: `fn` gets the
+ * key and value as raw bytes. 0, the first non-zero of `fn`, or -errno.
+ */
+typedef int (*entry_fn)(const void *key, const void *val, void *ctx);
+
+static int for_each_entry(const struct bpf_map *map, entry_fn fn, void *ctx)
+{
+	__u32 key_size = bpf_map__key_size(map), val_size = bpf_map__value_size(map);
+	int fd = bpf_map__fd(map), err = 0;
+	char *key = malloc(key_size), *next = malloc(key_size), *val = malloc(val_size);
+	bool first = true;
+
+	if (!key || !next || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue; /* deleted meanwhile: cannot happen once detached */
+		err = fn(key, val, ctx);
+		if (err)
+			goto out;
+	}
+	err = errno == ENOENT ? 0 : -errno;
+out:
+	free(key);
+	free(next);
+	free(val);
+	return err;
+}
+
+/* The typed walks: one trampoline each, from raw bytes to the map's types. */
+struct walk {
+	union {
+		session_count_fn count;
+		session_thread_fn thread;
+		session_wake_fn wake;
+		session_hist_fn hist;
+	} fn;
+	void *ctx;
+};
+
+static int count_entry(const void *k, const void *v, void *ctx)
+{
+	const struct walk *w = ctx;
+
+	return w->fn.count(k, v, w->ctx);
+}
+
+static int thread_entry(const void *k, const void *v, void *ctx)
+{
+	const struct walk *w = ctx;
+
+	return w->fn.thread(v, w->ctx);
+}
+
+static int wake_entry(const void *k, const void *v, void *ctx)
+{
+	const struct walk *w = ctx;
+
+	return w->fn.wake(k, v, w->ctx);
+}
+
+static int hist_entry(const void *k, const void *v, void *ctx)
+{
+	const struct walk *w = ctx;
+
+	return w->fn.hist(k, *(const __u64 *)v, w->ctx);
+}
+
 int session__for_each_count(struct session *s, session_count_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts), err;
-	struct wprof_key key, next, *prev = NULL;
-	struct wprof_val val;
+	struct walk w = { .fn.count = fn, .ctx = ctx };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue; /* deleted meanwhile: cannot happen once detached */
-		err = fn(&key, &val, ctx);
-		if (err)
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return for_each_entry(s->skel->maps.counts, count_entry, &w);
 }
 
 int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.threads), err;
-	__u32 key, next, *prev = NULL;
-	struct wprof_thread t;
+	struct walk w = { .fn.thread = fn, .ctx = ctx };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &t))
-			continue;
-		err = fn(&t, ctx);
-		if (err)
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return for_each_entry(s->skel->maps.threads, thread_entry, &w);
 }
 
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.wakes), err;
-	struct wprof_wake_key key, next, *prev = NULL;
-	struct wprof_val val;
+	struct walk w = { .fn.wake = fn, .ctx = ctx };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;
-		err = fn(&key, &val, ctx);
-		if (err)
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return for_each_entry(s->skel->maps.wakes, wake_entry, &w);
 }
 
 int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.block_hist), err;
-	struct wprof_hist_key key, next, *prev = NULL;
-	__u64 val;
+	struct walk w = { .fn.hist = fn, .ctx = ctx };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;
-		err = fn(&key, val, ctx);
-		if (err)
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return for_each_entry(s->skel->maps.block_hist, hist_entry, &w);
 }
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
