@@ -19,9 +19,11 @@
  *   first argument, the same saved user registers and the same return
  *   address at fp + 8: user code has not run since it entered the kernel,
  *   or it has come back to the very same place;
- * - the kernel stack too, when the thread also blocks voluntarily in the
- *   same state. Not on a preemption: that lands wherever the kernel was
- *   (validation walks disagreed there most of the time).
+ * - the kernel stack too, when the thread also sleeps interruptibly again
+ *   (futex, pipe, poll, nanosleep: stable paths). Not on a preemption, which
+ *   lands wherever the kernel was, nor in uninterruptible (disk) waits, whose
+ *   paths vary under one call site: validation walks disagreed on most of
+ *   those.
  * A thread that entered the kernel through an interrupt (preempted in user
  * mode) always walks. The fingerprint can in principle match two different
  * call chains, so every CACHE_VALIDATE_EVERY-th hit walks anyway; a walk
@@ -88,7 +90,8 @@ static __always_inline void switch_stacks(void *ctx, struct task_struct *prev,
 		return;
 	}
 	hit = same_fingerprint(th, &f);
-	khit = hit && voluntary && th->fp_state == th->off_state && th->fp_kstack_id;
+	khit = hit && th->off_state == WPROF_OFF_SLEEP && th->fp_state == th->off_state &&
+	       th->fp_kstack_id;
 	check = hit && ++th->cache_hits % CACHE_VALIDATE_EVERY == 0;
 	if (hit && !check) {
 		stat_add(WPROF_STAT_CACHE_HITS, 1);
@@ -109,7 +112,7 @@ static __always_inline void switch_stacks(void *ctx, struct task_struct *prev,
 		th->cache_hits = 0;
 	}
 	if (hit && !check && !(khit || !voluntary))
-		return; /* a voluntary block elsewhere in the kernel: keep the entry */
+		return; /* a block the kernel cache does not cover: keep the entry */
 	th->fp_ip = f.ip;
 	th->fp_sp = f.sp;
 	th->fp_fp = f.fp;

@@ -481,7 +481,10 @@ for p in j.get("processes", []):
 	for b in p.get("block_hist", []):
 		need(b, {"min_us": int, "max_us": int, "count": int}, "bucket")
 		lo = b.get("min_us", 0)
-		if lo & (lo - 1) or b.get("max_us") not in (2 * lo - 1, 2 * lo) or not b.get("count"):
+		# bucket k is [2^k, 2^(k+1)) us; the first, [0, 2), also holds 0
+		first = lo == 0 and b.get("max_us") == 1
+		if not first and (lo & (lo - 1) or b.get("max_us") not in (2 * lo - 1, 2 * lo)) \
+				or not b.get("count"):
 			bad.append("process %s: bad bucket %r" % (p.get("pid"), b))
 	for t in p.get("threads", []):
 		need(t, dict({"tid": int, "comm": str, "max_block_us": int},
