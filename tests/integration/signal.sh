@@ -23,7 +23,10 @@ for sig in INT TERM; do
 	"$WPROF" record -p "$pid" -d 60 -o "$out" 2>"$TMP/$sig.err" &
 	wp=$!
 	LIB_PIDS+=("$wp")
-	sleep 3
+	wait_line "$TMP/$sig.err" '^wprof: recording' 30 ||
+		not_ok "SIG$sig: wprof did not start recording in 30 s"
+	t_rec=$(now_ms)
+	sleep 2
 	kill -"$sig" "$wp"
 	t0=$(now_ms)
 	if wait_exit "$wp" 5; then
@@ -41,6 +44,11 @@ for sig in INT TERM; do
 		test "$(fold_sum "$out" on-cpu burner burn_cpu)" -gt 0
 	check "SIG$sig: burner's off-CPU time is in the output" \
 		test "$(fold_sum "$out" 'off-cpu:.*' burner)" -gt 0
+	# everything recorded before the signal is there: the burner lived
+	# through the window, which is the time from the recording line to the
+	# signal (+/- the line's 100 ms polling and the signal's delivery)
+	check_near "SIG$sig: burner on+off weight vs the time recorded (us)" \
+		"$(fold_sum "$out" '.*' burner)" "$(((t0 - t_rec) * 1000))" 200000
 done
 check "target survives wprof's signals" kill -0 "$pid"
 finish
