@@ -189,18 +189,30 @@ static __always_inline __u64 hash_stack(const struct wprof_stack *st, __u32 nr)
 }
 
 /*
- * With a new user stack id, keep the current task's user registers and the
- * top of its user stack. Only the first event of an id pays for the copy.
+ * Read user memory of `task`: the current task's through bpf_probe_read_user(),
+ * another's (sleepable programs only) through bpf_copy_from_user_task().
+ * `other` is a constant at every call, so each program keeps one helper.
  */
-static __always_inline void copy_user_stack(__u64 id)
+static __always_inline long read_user(void *dst, __u32 size, __u64 addr,
+				      struct task_struct *task, bool other)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	if (other)
+		return bpf_copy_from_user_task(dst, size, (void *)addr, task, 0);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+/*
+ * With a new user stack id, keep `task`'s user registers and the top of its
+ * user stack. Only the first event of an id pays for the copy.
+ */
+static __always_inline void copy_user_stack(struct task_struct *task, __u64 id, bool other)
+{
 	struct wprof_ucopy *c;
 	struct pt_regs *regs;
 	__u32 zero = 0, n;
 	long err;
 
-	if (!copy_user_stacks)
+	if (!copy_user_stacks || bpf_map_lookup_elem(&ucopies, &id))
 		return;
 	c = bpf_map_lookup_elem(&ucopy_scratch, &zero);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -210,14 +222,14 @@ static __always_inline void copy_user_stack(__u64 id)
 	c->sp = PT_REGS_SP_CORE(regs);
 	c->fp = PT_REGS_FP_CORE(regs);
 	c->len = WPROF_UCOPY_LEN;
-	err = bpf_probe_read_user(c->data, WPROF_UCOPY_LEN, (void *)c->sp);
+	err = read_user(c->data, WPROF_UCOPY_LEN, c->sp, task, other);
 	if (err) {
 		/* the stack ends within the copy: take the rest of sp's page */
 		n = 4096 - (c->sp & 4095);
 		if (n >= WPROF_UCOPY_LEN)
 			n = WPROF_UCOPY_LEN / 2;
 		c->len = n;
-		err = bpf_probe_read_user(c->data, n, (void *)c->sp);
+		err = read_user(c->data, n, c->sp, task, other);
 	}
 	if (err) {
 		stat_add(WPROF_STAT_UCOPY_ERR, 1);
@@ -259,7 +271,7 @@ static __always_inline __u64 store_current_user_stack(struct wprof_stack *st)
 	id = hash_stack(st, st->nr);
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
-	copy_user_stack(id);
+	copy_user_stack(bpf_get_current_task_btf(), id, false);
 	return store_stack(st, true);
 }
 

@@ -13,37 +13,6 @@
 #include "common.bpf.h"
 #include "thread.bpf.h"
 
-/* As copy_user_stack(), for a task that is not running (sleepable context). */
-static __always_inline void copy_task_user_stack(struct task_struct *task, struct pt_regs *regs,
-						 __u64 id)
-{
-	struct wprof_ucopy *c;
-	__u32 zero = 0, n;
-
-	if (bpf_map_lookup_elem(&ucopies, &id))
-		return;
-	c = bpf_map_lookup_elem(&ucopy_scratch, &zero);
-	if (!c)
-		return;
-	c->ip = PT_REGS_IP_CORE(regs);
-	c->sp = PT_REGS_SP_CORE(regs);
-	c->fp = PT_REGS_FP_CORE(regs);
-	c->len = WPROF_UCOPY_LEN;
-	if (bpf_copy_from_user_task(c->data, WPROF_UCOPY_LEN, (void *)c->sp, task, 0)) {
-		n = 4096 - (c->sp & 4095);
-		if (n >= WPROF_UCOPY_LEN)
-			n = WPROF_UCOPY_LEN / 2;
-		c->len = n;
-		if (bpf_copy_from_user_task(c->data, n, (void *)c->sp, task, 0)) {
-			stat_add(WPROF_STAT_UCOPY_ERR, 1);
-			return;
-		}
-	}
-	n = bpf_map_update_elem(&ucopies, &id, c, BPF_NOEXIST);
-	if (n && (int)n != -EEXIST)
-		stat_add(WPROF_STAT_UCOPY_FULL, 1);
-}
-
 static __always_inline __u64 task_user_stack(struct task_struct *task)
 {
 	struct wprof_stack *st = scratch_stack(SCRATCH_ITER);
@@ -73,8 +42,8 @@ static __always_inline __u64 task_user_stack(struct task_struct *task)
 	}
 	st->nr = nr;
 	id = store_stack(st, true);
-	if (id && copy_user_stacks)
-		copy_task_user_stack(task, regs, id);
+	if (id)
+		copy_user_stack(task, id, true);
 	return id;
 }
 

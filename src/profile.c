@@ -113,11 +113,30 @@ static int collect_hist(const struct wprof_hist_key *k, __u64 count, void *ctx)
 	return 0;
 }
 
+/*
+ * The off-CPU interval a thread still has open at the window's end `end`,
+ * split as close_interval() in bpf/sched.bpf.c splits it: the blocked part
+ * (0 for a runqueue interval) and the wait for a CPU after it. False when
+ * no interval is open.
+ */
+static bool open_interval(const struct wprof_thread *th, __u64 end, __u64 *blocked, __u64 *runq)
+{
+	__u64 start = th->off_since_ns, wake = th->wake_ns, stop = start;
+
+	if (th->exit_ns || !start || end <= start || th->off_state >= WPROF_STATE_CNT)
+		return false;
+	if (th->off_state != WPROF_OFF_RUNQ)
+		stop = wake && wake >= start && wake <= end ? wake : end;
+	*blocked = stop - start;
+	*runq = end - stop;
+	return true;
+}
+
 /* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
-	__u64 end = session__window_end_ns(b->s), start = th->off_since_ns, wake = th->wake_ns;
+	__u64 end = session__window_end_ns(b->s), blocked, runq;
 	struct thread_acct *t = new_thread(b->p, th->pid, th->tid);
 
 	if (!t)
@@ -132,21 +151,16 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 		return 0;
 	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
 		t->on_ns += end - th->oncpu_since_ns;
-	if (!start || end <= start || th->off_state >= WPROF_STATE_CNT)
+	if (!open_interval(th, end, &blocked, &runq))
 		return 0;
-	/* as close_interval() in bpf/sched.bpf.c, at the window's end */
 	if (th->off_state != WPROF_OFF_RUNQ) {
-		__u64 stop = wake && wake >= start && wake <= end ? wake : end;
-
-		t->off_ns[th->off_state] += stop - start;
+		t->off_ns[th->off_state] += blocked;
 		t->blocks++;
-		if (stop - start > t->max_block_ns)
-			t->max_block_ns = stop - start;
-		hist_add(b->p, th->pid, stop - start);
-		t->off_ns[WPROF_OFF_RUNQ] += end - stop;
-	} else {
-		t->off_ns[WPROF_OFF_RUNQ] += end - start;
+		if (blocked > t->max_block_ns)
+			t->max_block_ns = blocked;
+		hist_add(b->p, th->pid, blocked);
 	}
+	t->off_ns[WPROF_OFF_RUNQ] += runq;
 	return 0;
 }
 
@@ -427,34 +441,32 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 }
 
 /* Pass 3: the stacks of intervals still open at the window's end. */
+static bool in_block_range(const struct record_opts *o, __u64 ns)
+{
+	return ns >= o->min_block_ns && ns <= o->max_block_ns;
+}
+
 static int emit_open(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
-	__u64 end_ns = session__window_end_ns(b->s), start = th->off_since_ns, wake = th->wake_ns;
 	struct thread_acct *t = find_thread(b->p, th->tid);
 	struct wprof_key k = {
 		.pid = th->pid, .tid = th->tid,
 		.ustack_id = th->ustack_id, .kstack_id = th->kstack_id,
 	};
-	const struct record_opts *o = b->o;
-	__u64 stop = end_ns, ns;
+	__u64 blocked, runq;
 	int err = 0;
 
-	if (!t || !t->selected || th->exit_ns || !start || end_ns <= start ||
-	    th->off_state >= WPROF_STATE_CNT)
+	if (!t || !t->selected ||
+	    !open_interval(th, session__window_end_ns(b->s), &blocked, &runq))
 		return 0;
-	if (th->off_state != WPROF_OFF_RUNQ) {
-		if (wake && wake >= start && wake <= end_ns)
-			stop = wake;
-		ns = stop - start;
+	if (th->off_state != WPROF_OFF_RUNQ && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
-		if (ns >= o->min_block_ns && ns <= o->max_block_ns)
-			err = emit(b, &k, t, ns, 1, ns);
+		err = emit(b, &k, t, blocked, 1, blocked);
 	}
-	ns = end_ns - (th->off_state == WPROF_OFF_RUNQ ? start : stop);
 	k.state = WPROF_OFF_RUNQ;
-	if (!err && ns && ns >= o->min_block_ns && ns <= o->max_block_ns)
-		err = emit(b, &k, t, ns, 1, ns);
+	if (!err && runq && in_block_range(b->o, runq))
+		err = emit(b, &k, t, runq, 1, runq);
 	return err;
 }
 
