@@ -16,9 +16,11 @@
 #
 # Checks (--format json):
 # - short's stack with short_naps: count 50 exactly (one per sleep; the
-#   barrier wait is another stack), max_us in [2900, 4095]: 3 ms less the
-#   few us before the switch, plus slack and timer latency, below the
-#   bucket's upper edge; its total_us ~ 50 x 3 ms (within 5%).
+#   barrier wait is another stack), max_us at least 2900 (3 ms less the few
+#   us before the switch) and at most the longest nap as the workload timed
+#   it around nanosleep (a block lies inside its nap; a late timer on a busy
+#   VM can make one nap 4+ ms, and then the block is that long too); its
+#   total_us ~ 50 x 3 ms (within 5%).
 # - long's stack with long_nap: count 1, max_us = total_us in
 #   [99900, 110000] (same reasoning; 10 ms for a late timer on a busy VM).
 # - per-process block_hist: the bucket holding 3000 us counts the 50 naps,
@@ -60,7 +62,10 @@ read -r lc lt lm <<<"$(json_eval "$TMP/out.json" \
 	'" ".join(str(total(stacks("off-cpu:sleep", "long", "long_nap"), k)) for k in ("count", "total_us", "max_us"))')"
 log "short: $sc blocks, $st us, max $sm; long: $lc blocks, $lt us, max $lm"
 check "short's short_naps sleep stack has exactly 50 blocks (got $sc)" test "$sc" = 50
-check_near "short's max_us" "$sm" 3497 597
+read -r _ _ _ _ wmax_ns < <(grep '^short ' "$TMP/report")
+wmax_us=$((wmax_ns / 1000))
+check_ge "short's max_us" "$sm" 2900
+check_le "short's max_us vs its longest nap as it timed it ($wmax_us us)" "$sm" "$wmax_us"
 check_near "short's total_us (50 x 3 ms)" "$st" 150000 7500
 check "long's long_nap sleep stack has exactly 1 block (got $lc)" test "$lc" = 1
 check "long's total_us = max_us for its one block ($lt, $lm)" test "$lt" = "$lm"
@@ -85,8 +90,17 @@ want3=$((50 + $(in_bucket 2048 4096)))
 want100=$((1 + $(in_bucket 65536 131072)))
 b3=$(json_eval "$TMP/out.json" "bucket($pid, 3000)")
 b100=$(json_eval "$TMP/out.json" "bucket($pid, 100000)")
-check "block_hist bucket holding 3000 us counts the 50 naps + $((want3 - 50)) other (got $b3)" \
-	test "$b3" = "$want3"
+if [ "$wmax_us" -lt 4096 ]; then
+	check "block_hist bucket holding 3000 us counts the 50 naps + $((want3 - 50)) other (got $b3)" \
+		test "$b3" = "$want3"
+else
+	# a nap ran past 4096 us as the workload timed it: its block may have
+	# crossed into the next bucket, so the two buckets hold the 50 together
+	b6=$(json_eval "$TMP/out.json" "bucket($pid, 6000)")
+	want36=$((want3 + $(in_bucket 4096 8192)))
+	check "block_hist buckets holding 3000 and 6000 us count the 50 naps + $((want36 - 50)) other (got $((b3 + b6)))" \
+		test "$((b3 + b6))" = "$want36"
+fi
 check "block_hist bucket holding 100000 us counts the long nap + $((want100 - 1)) other (got $b100)" \
 	test "$b100" = "$want100"
 
