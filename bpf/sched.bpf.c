@@ -283,13 +283,15 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 		if (!th)
 			return;
 		/*
-		 * Not seen since the window opened and coming onto a CPU: it
-		 * was off since then (the start snapshot had not reached it).
-		 * Its kernel stack is still the one it blocked in.
+		 * Not seen since the window opened and coming onto a CPU
+		 * without a wakeup (on_wakeup() would have made its entry):
+		 * it was runnable since then, waiting for a CPU (the start
+		 * snapshot had not reached it). Its kernel stack is still the
+		 * one it left the CPU with.
 		 */
 		if (th->first_ns < now) {
 			th->off_since_ns = th->first_ns;
-			th->off_state = WPROF_OFF_SLEEP;
+			th->off_state = WPROF_OFF_RUNQ;
 			if (typed && kernel_stacks)
 				th->kstack_id = task_kernel_stack(next, SCRATCH_SWITCH);
 		}
@@ -331,7 +333,26 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool type
 	if (!is_target(pid, tid))
 		return 0;
 	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th || !th->off_since_ns || th->wake_ns)
+	if (!th) {
+		__u64 now = bpf_ktime_get_ns();
+
+		/*
+		 * Not seen since the window opened, and woken: it was blocked
+		 * since then (the start snapshot had not reached it), in the
+		 * kernel stack it still has. Interruptibly, most likely: its
+		 * state is already TASK_RUNNING here.
+		 */
+		th = thread_get(p, pid, tid, now);
+		if (!th)
+			return 0;
+		if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
+			th->off_since_ns = th->first_ns;
+			th->off_state = WPROF_OFF_SLEEP;
+			if (typed && kernel_stacks)
+				th->kstack_id = task_kernel_stack(p, SCRATCH_WAKE);
+		}
+	}
+	if (!th->off_since_ns || th->wake_ns)
 		return 0;
 	stat_add(WPROF_STAT_WAKEUPS, 1);
 	th->wake_ns = bpf_ktime_get_ns();
