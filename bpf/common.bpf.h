@@ -103,22 +103,36 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps") __weak;
 
-/* user stack id -> registers and stack top (see struct wprof_ucopy) */
+/* Unwind rows of every file the targets map; user space writes them through mmap(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);	/* sized by user space before load */
+	__type(key, __u32);
+	__type(value, struct wprof_unwind_row);
+} unwind_rows SEC(".maps") __weak;
+
+/* tgid -> its executable mappings and their rows */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct wprof_ucopy);
-} ucopies SEC(".maps") __weak;
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct wprof_proc_maps);
+} proc_maps SEC(".maps") __weak;
 
+/* all zero: the source of placeholder entries in proc_maps */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct wprof_ucopy);
-} ucopy_scratch SEC(".maps") __weak;
+	__type(value, struct wprof_proc_maps);
+} proc_maps_blank SEC(".maps") __weak;
 
-const volatile bool copy_user_stacks __weak = true;
+/* Walk user stacks with the code's CFI (else: frame pointers only, --no-cfi). */
+const volatile bool cfi_walk __weak = true;
+
+#define PF_KTHREAD 0x00200000
 
 /*
  * Scratch space for one stack walk. One slot per context that can walk a
@@ -188,58 +202,6 @@ static __always_inline __u64 hash_stack(const struct wprof_stack *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/*
- * Read user memory of `task`: the current task's through bpf_probe_read_user(),
- * another's (sleepable programs only) through bpf_copy_from_user_task().
- * `other` is a constant at every call, so each program keeps one helper.
- */
-static __always_inline long read_user(void *dst, __u32 size, __u64 addr,
-				      struct task_struct *task, bool other)
-{
-	if (other)
-		return bpf_copy_from_user_task(dst, size, (void *)addr, task, 0);
-	return bpf_probe_read_user(dst, size, (void *)addr);
-}
-
-/*
- * With a new user stack id, keep `task`'s user registers and the top of its
- * user stack. Only the first event of an id pays for the copy.
- */
-static __always_inline void copy_user_stack(struct task_struct *task, __u64 id, bool other)
-{
-	struct wprof_ucopy *c;
-	struct pt_regs *regs;
-	__u32 zero = 0, n;
-	long err;
-
-	if (!copy_user_stacks || bpf_map_lookup_elem(&ucopies, &id))
-		return;
-	c = bpf_map_lookup_elem(&ucopy_scratch, &zero);
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!c || !regs)
-		return;
-	c->ip = PT_REGS_IP_CORE(regs);
-	c->sp = PT_REGS_SP_CORE(regs);
-	c->fp = PT_REGS_FP_CORE(regs);
-	c->len = WPROF_UCOPY_LEN;
-	err = read_user(c->data, WPROF_UCOPY_LEN, c->sp, task, other);
-	if (err) {
-		/* the stack ends within the copy: take the rest of sp's page */
-		n = 4096 - (c->sp & 4095);
-		if (n >= WPROF_UCOPY_LEN)
-			n = WPROF_UCOPY_LEN / 2;
-		c->len = n;
-		err = read_user(c->data, n, c->sp, task, other);
-	}
-	if (err) {
-		stat_add(WPROF_STAT_UCOPY_ERR, 1);
-		return;
-	}
-	err = bpf_map_update_elem(&ucopies, &id, c, BPF_NOEXIST);
-	if (err && err != -EEXIST)
-		stat_add(WPROF_STAT_UCOPY_FULL, 1);
-}
-
 /* Keep the walked stack `st` in `stacks` once; its id, or 0 if it is lost. */
 static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
 {
@@ -261,47 +223,29 @@ static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
 	return id;
 }
 
-/* store_stack() for a user stack walked from the current task. */
-static __always_inline __u64 store_current_user_stack(struct wprof_stack *st)
-{
-	__u64 id;
-
-	if (st->nr == 0)
-		return 0;
-	id = hash_stack(st, st->nr);
-	if (bpf_map_lookup_elem(&stacks, &id))
-		return id;
-	copy_user_stack(bpf_get_current_task_btf(), id, false);
-	return store_stack(st, true);
-}
-
 static __always_inline struct wprof_stack *scratch_stack(__u32 slot)
 {
 	return bpf_map_lookup_elem(&scratch, &slot);
 }
 
 /*
- * Walk the current task's stack (user or kernel) and return its id, or 0
- * when there is none (no user stack in kernel threads) or it was lost; every
- * loss is counted.
+ * Walk the current task's kernel stack and return its id, or 0 when it was
+ * lost (counted). User stacks: see unwind.bpf.h.
  */
-static __always_inline __u64 capture_stack(void *ctx, __u32 slot, bool user, __u32 skip)
+static __always_inline __u64 kernel_stack(void *ctx, __u32 slot, __u32 skip)
 {
-	__u64 flags = user ? BPF_F_USER_STACK : (skip & BPF_F_SKIP_FIELD_MASK);
 	struct wprof_stack *st = scratch_stack(slot);
 	long n;
 
 	if (!st)
 		return 0;
-	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), skip & BPF_F_SKIP_FIELD_MASK);
 	if (n < 0) {
-		/* -EFAULT with no user context (kernel threads) is not a loss */
-		if (!(user && n == -14))
-			stat_add(user ? WPROF_STAT_USTACK_ERR : WPROF_STAT_KSTACK_ERR, 1);
+		stat_add(WPROF_STAT_KSTACK_ERR, 1);
 		return 0;
 	}
 	st->nr = n / sizeof(__u64);
-	return user ? store_current_user_stack(st) : store_stack(st, false);
+	return store_stack(st, false);
 }
 
 /* Add one interval (or one sample) of `delta_ns` to `key` in `map`. */

@@ -1,6 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* On-CPU sampling: a cpu-clock perf event on every CPU counts stacks. */
 #include "common.bpf.h"
+#include "unwind.bpf.h"
+
+/* The user stack of a sample: from the interrupted registers when they are user mode. */
+static __always_inline __u64 sample_user_stack(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	/* the context allows only whole-word loads of the registers */
+#define REG(name) ((__u64 *)&ctx->regs)[__builtin_offsetof(struct pt_regs, name) / 8]
+	if ((REG(cs) & 3) == 3) /* user mode */
+		return user_stack_regs(ctx, SCRATCH_SAMPLE, REG(ip), REG(sp), REG(bp));
+#undef REG
+#endif
+	return user_stack(ctx, SCRATCH_SAMPLE);
+}
 
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
@@ -13,12 +27,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stat_add(WPROF_STAT_SAMPLES, 1);
 	if (user_stacks)
-		ustack = capture_stack(ctx, SCRATCH_SAMPLE, true, 0);
+		ustack = sample_user_stack(ctx);
 	if (kernel_stacks)
-		kstack = capture_stack(ctx, SCRATCH_SAMPLE, false, 0);
+		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
 	/* the weight of a sample (its period) is applied in user space */
 	account(pid, tid, ustack, kstack, WPROF_ON_CPU, 0);
 	return 0;
 }
-
-

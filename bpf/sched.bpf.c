@@ -10,120 +10,17 @@
  */
 #include "common.bpf.h"
 #include "thread.bpf.h"
+#include "unwind.bpf.h"
 
 /*
- * Walking the kernel stack is most of the cost of a switch (about 1.1 us
- * here, the user stack about 0.45 us). What a thread left the CPU with last
- * time is reused when it cannot have changed:
- * - the user stack, when the thread is in the same syscall, with the same
- *   first argument, the same saved user registers and the same return
- *   address at fp + 8: user code has not run since it entered the kernel,
- *   or it has come back to the very same place;
- * - the kernel stack too, when the thread also sleeps interruptibly again
- *   (futex, pipe, poll, nanosleep: stable paths). Not on a preemption, which
- *   lands wherever the kernel was, nor in uninterruptible (disk) waits, whose
- *   paths vary under one call site: validation walks disagreed on most of
- *   those.
- * A thread that entered the kernel through an interrupt (preempted in user
- * mode) always walks. The fingerprint can in principle match two different
- * call chains, so every CACHE_VALIDATE_EVERY-th hit walks anyway; a walk
- * that disagrees is counted (reported at the end as stack cache mismatches)
- * and replaces the entry.
+ * The stacks a thread leaves the CPU with, walked at every switch-out: a
+ * stack kept from an earlier switch could only be reused if the thread
+ * provably had not run user code since, and nothing tells that for certain.
  */
-#define CACHE_VALIDATE_EVERY 32
-
-struct fingerprint {
-	__u64 ip, sp, fp, ret, arg0;
-	__u32 sysnr;
-};
-
-static __always_inline bool take_fingerprint(struct task_struct *t, struct fingerprint *f)
+static __always_inline void switch_stacks(void *ctx, struct wprof_thread *th)
 {
-	struct pt_regs *regs;
-
-	if (!t->mm)
-		return false; /* kernel thread: no user registers */
-	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	if (!regs)
-		return false;
-#if defined(__TARGET_ARCH_x86)
-	/* -1 (or ~vector) when the kernel was entered by an interrupt */
-	if ((long)regs->orig_ax < 0)
-		return false;
-	f->sysnr = regs->orig_ax;
-	f->arg0 = regs->di;
-#elif defined(__TARGET_ARCH_arm64)
-	if (regs->syscallno < 0)
-		return false;
-	f->sysnr = regs->syscallno;
-	f->arg0 = regs->orig_x0;
-#else
-	return false;
-#endif
-	f->ip = PT_REGS_IP(regs);
-	f->sp = PT_REGS_SP(regs);
-	f->fp = PT_REGS_FP(regs);
-	f->ret = 0;
-	bpf_probe_read_user(&f->ret, sizeof(f->ret), (void *)(f->fp + 8));
-	return true;
-}
-
-static __always_inline bool same_fingerprint(const struct wprof_thread *th,
-					     const struct fingerprint *f)
-{
-	return th->fp_ustack_id && th->fp_ip == f->ip && th->fp_sp == f->sp &&
-	       th->fp_fp == f->fp && th->fp_ret == f->ret && th->fp_sysnr == f->sysnr &&
-	       th->fp_arg0 == f->arg0;
-}
-
-static __always_inline void switch_stacks(void *ctx, struct task_struct *prev,
-					  struct wprof_thread *th, bool typed)
-{
-	bool voluntary = th->off_state != WPROF_OFF_RUNQ, hit, khit, check;
-	struct fingerprint f;
-
-	if (!typed || !user_stacks || !take_fingerprint(prev, &f)) {
-		th->ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_SWITCH, true, 0) : 0;
-		th->kstack_id = kernel_stacks ?
-			capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
-		th->fp_ustack_id = 0;
-		return;
-	}
-	hit = same_fingerprint(th, &f);
-	khit = hit && th->off_state == WPROF_OFF_SLEEP && th->fp_state == th->off_state &&
-	       th->fp_kstack_id;
-	check = hit && ++th->cache_hits % CACHE_VALIDATE_EVERY == 0;
-	if (hit && !check) {
-		stat_add(WPROF_STAT_CACHE_HITS, 1);
-		th->ustack_id = th->fp_ustack_id;
-	} else {
-		th->ustack_id = capture_stack(ctx, SCRATCH_SWITCH, true, 0);
-	}
-	if (khit && !check)
-		th->kstack_id = th->fp_kstack_id;
-	else
-		th->kstack_id = kernel_stacks ?
-			capture_stack(ctx, SCRATCH_SWITCH, false, switch_kstack_skip) : 0;
-	if (check) {
-		stat_add(WPROF_STAT_CACHE_CHECKS, 1);
-		if (th->ustack_id != th->fp_ustack_id ||
-		    (khit && th->kstack_id != th->fp_kstack_id))
-			stat_add(WPROF_STAT_CACHE_MISMATCH, 1);
-		th->cache_hits = 0;
-	}
-	if (hit && !check && !(khit || !voluntary))
-		return; /* a block the kernel cache does not cover: keep the entry */
-	th->fp_ip = f.ip;
-	th->fp_sp = f.sp;
-	th->fp_fp = f.fp;
-	th->fp_ret = f.ret;
-	th->fp_arg0 = f.arg0;
-	th->fp_sysnr = f.sysnr;
-	th->fp_ustack_id = th->ustack_id;
-	if (voluntary) {
-		th->fp_state = th->off_state;
-		th->fp_kstack_id = th->kstack_id;
-	}
+	th->ustack_id = user_stacks ? user_stack(ctx, SCRATCH_SWITCH) : 0;
+	th->kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_SWITCH, switch_kstack_skip) : 0;
 }
 
 static __always_inline __u32 log2_slot(__u64 us)
@@ -269,7 +166,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	th->wake_ns = 0;
 	th->waker_ustack_id = 0;
 	th->waker_kstack_id = 0;
-	switch_stacks(ctx, prev, th, typed);
+	switch_stacks(ctx, th);
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now, bool typed)
@@ -358,8 +255,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool type
 	th->wake_ns = bpf_ktime_get_ns();
 	if (record_wakers) {
 		/* the waker is the current task (or what an interrupt landed on) */
-		th->waker_ustack_id = user_stacks ? capture_stack(ctx, SCRATCH_WAKE, true, 0) : 0;
-		th->waker_kstack_id = kernel_stacks ? capture_stack(ctx, SCRATCH_WAKE, false, 0) : 0;
+		th->waker_ustack_id = user_stacks ? user_stack(ctx, SCRATCH_WAKE) : 0;
+		th->waker_kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_WAKE, 0) : 0;
 		bpf_get_current_comm(th->waker_comm, sizeof(th->waker_comm));
 		th->waker_pid = bpf_get_current_pid_tgid() >> 32;
 	}
@@ -388,6 +285,34 @@ static __always_inline int on_wakeup_new(struct task_struct *p)
 }
 
 /*
+ * A forked process maps what its parent maps: its walks can use the parent's
+ * maps at once, until user space reads its own.
+ */
+static __always_inline void inherit_maps(__u32 ppid, __u32 cpid, __u64 start)
+{
+	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &ppid);
+
+	if (!pm || bpf_map_update_elem(&proc_maps, &cpid, pm, BPF_ANY))
+		return;
+	pm = bpf_map_lookup_elem(&proc_maps, &cpid);
+	if (pm) {
+		pm->start_ticks = start;
+		pm->refresh = 0;
+	}
+}
+
+/* An exec replaces every mapping: the process's maps are void from now on. */
+static __always_inline void forget_maps(__u32 pid)
+{
+	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
+
+	if (pm) {
+		pm->nr = 0;
+		pm->refresh = 0;
+	}
+}
+
+/*
  * With `-- CMD`, processes the command forks are targets too. Any new target
  * process is reported, to have its mappings captured while it lives.
  */
@@ -401,8 +326,10 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	if (follow_children && filter_mode == WPROF_FILTER_PID &&
 	    bpf_map_lookup_elem(&targets, &ppid))
 		bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
-	if (is_target(cpid, cpid))
-		notify(cpid, 1);
+	if (!is_target(cpid, cpid))
+		return 0;
+	inherit_maps(ppid, cpid, start_ticks(child));
+	notify(cpid, WPROF_EV_FORK);
 	return 0;
 }
 
@@ -413,14 +340,15 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 	__u64 now = bpf_ktime_get_ns();
 	struct wprof_thread *th;
 
+	forget_maps(pid);
 	if (exec_gate_tgid && pid == exec_gate_tgid) {
 		exec_gate_tgid = 0;
 	} else {
 		if (is_target(pid, tid))
-			notify(pid, 0);
+			notify(pid, WPROF_EV_EXEC);
 		return 0;
 	}
-	notify(pid, 0);
+	notify(pid, WPROF_EV_EXEC);
 	th = thread_get(p, pid, tid, now);
 	if (th) {
 		th->first_ns = now;

@@ -6,25 +6,30 @@
  * started. An off-CPU thread gets an open interval from the window start with
  * the stacks it blocked in, which it left the CPU with before we attached:
  * the kernel stack from bpf_get_task_stack(), the user stack by walking the
- * frame-pointer chain from its saved user registers (the walk bpf_get_stack()
- * does for the current task). Sleepable, because reading another task's
- * user memory may fault pages in.
+ * CFI walk of unwind.bpf.h from its saved user registers. Sleepable, because
+ * reading another task's user memory may fault pages in.
  */
 #include "common.bpf.h"
 #include "thread.bpf.h"
+#include "unwind.bpf.h"
 
 static __always_inline __u64 task_user_stack(struct task_struct *task)
 {
 	struct wprof_stack *st = scratch_stack(SCRATCH_ITER);
 	struct pt_regs *regs;
-	__u64 fp, frame[2], id;
+	__u64 fp, frame[2];
 	__u32 nr = 0;
 
-	if (!st || !BPF_CORE_READ(task, mm))
-		return 0; /* kernel thread */
+	if (!st || !task->mm || (task->flags & PF_KTHREAD))
+		return 0; /* kernel thread, or exiting */
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return 0;
+	if (WPROF_CFI_UNWIND && cfi_walk) {
+		cfi_unwind(task, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
+			   PT_REGS_FP_CORE(regs), st, true);
+		return store_stack(st, true);
+	}
 	st->ips[nr++] = PT_REGS_IP_CORE(regs);
 	fp = PT_REGS_FP_CORE(regs);
 	for (int i = 1; i < WPROF_MAX_STACK_DEPTH; i++) {
@@ -41,10 +46,7 @@ static __always_inline __u64 task_user_stack(struct task_struct *task)
 		fp = frame[0];
 	}
 	st->nr = nr;
-	id = store_stack(st, true);
-	if (id)
-		copy_user_stack(task, id, true);
-	return id;
+	return store_stack(st, true);
 }
 
 SEC("iter.s/task")

@@ -47,17 +47,65 @@ struct wprof_stack {
 };
 
 /*
- * The user registers and the top of the user stack at the first event of
- * each user stack id, for user space to recover, with the CFI of the code,
- * the frames a frame-pointer walk skips in code built without them.
+ * In-kernel user stack unwinding (x86-64): user space turns each executable
+ * file's .eh_frame into rows, one per address range with one rule, sorted by
+ * address, and tells the BPF side which file is mapped where in each target
+ * process. The walk then recovers every caller from the code's own CFI, also
+ * through code built without frame pointers, at every event: nothing is
+ * copied from one event to serve another.
  */
-#define WPROF_UCOPY_LEN 2048
-struct wprof_ucopy {
-	__u64 ip, sp, fp;
-	__u32 len; /* bytes copied from sp */
-	__u32 pad;
-	__u8 data[WPROF_UCOPY_LEN];
+enum wprof_cfa_kind {
+	WPROF_CFA_NONE = 0,   /* no CFI covers this code: a frame-pointer step */
+	WPROF_CFA_SP = 1,     /* CFA = sp + cfa_off */
+	WPROF_CFA_FP = 2,     /* CFA = fp + cfa_off */
+	WPROF_CFA_PLT = 3,    /* PLT stub: CFA = sp + 8, + 8 once (pc & 15) >= cfa_off */
+	WPROF_CFA_SIGNAL = 4, /* signal trampoline: the interrupted registers are at sp */
+	WPROF_CFA_END = 5,    /* return address undefined: the thread's outermost frame */
+	WPROF_CFA_BAD = 6,    /* a rule the walk cannot follow: the walk ends here */
 };
+
+/* fp_off8 value: the caller's frame pointer cannot be recovered */
+#define WPROF_FP_LOST (-128)
+
+struct wprof_unwind_row {
+	__u32 pc;      /* first address of the range, from the table's base */
+	__u16 cfa_off;
+	__u8 kind;     /* enum wprof_cfa_kind */
+	__s8 fp_off8;  /* caller's fp saved at CFA + 8 * fp_off8; 0: fp unchanged */
+};
+
+/* An executable mapping of a process and the rows of the code it maps. */
+struct wprof_exec_map {
+	__u64 start, end; /* [start, end) */
+	__u64 base;       /* row pc = address - base */
+	__u32 row_first;  /* index in unwind_rows */
+	__u32 row_nr;     /* 0: no CFI (JIT, Go): frame-pointer steps */
+};
+
+#define WPROF_MAX_EXEC_MAPS 128
+struct wprof_proc_maps {
+	__u64 start_ticks; /* the leader's start in clock ticks since boot: tells a reused pid */
+	__u64 exec_vm;    /* pages mapped executable (mm->exec_vm) when the maps were read */
+	__u32 nr;         /* maps used, sorted by start */
+	__u32 refresh;    /* set by BPF when it asked user space to read the maps again */
+	struct wprof_exec_map maps[WPROF_MAX_EXEC_MAPS];
+};
+
+/*
+ * Why a user stack walk stopped before the thread's outermost frame. A walk
+ * that stops early gets a last (root) frame WPROF_FRAME_CUT | reason, which
+ * user space prints as a frame of its own, and is counted.
+ */
+enum wprof_cut {
+	WPROF_CUT_NO_TABLE = 1, /* the process's code was not known yet: frame pointers only */
+	WPROF_CUT_NO_CODE = 2,  /* a return address outside every executable mapping */
+	WPROF_CUT_BAD_RULE = 3, /* CFI the walk cannot follow */
+	WPROF_CUT_READ = 4,     /* the stack could not be read */
+	WPROF_CUT_LOOP = 5,     /* the stack pointer did not move up */
+	WPROF_CUT_DEPTH = 6,    /* deeper than WPROF_MAX_STACK_DEPTH */
+	WPROF_CUT_CNT,
+};
+#define WPROF_FRAME_CUT 0xffffffffffffff00ULL
 
 /* Per-thread bookkeeping, kept until the end of the recording. */
 struct wprof_thread {
@@ -72,15 +120,7 @@ struct wprof_thread {
 	__u64 ustack_id;      /* stacks the thread left the CPU with */
 	__u64 kstack_id;
 	__u32 off_state;      /* enum wprof_state of the current interval */
-	__u32 cache_hits;     /* stack cache hits since the last walk */
-	/*
-	 * Stack cache: the fingerprint of the last voluntary switch-out (saved
-	 * user registers, the return address at fp + 8, syscall, state) and
-	 * the stacks walked then. See bpf/sched.bpf.c.
-	 */
-	__u64 fp_ip, fp_sp, fp_fp, fp_ret, fp_arg0;
-	__u32 fp_sysnr, fp_state;
-	__u64 fp_ustack_id, fp_kstack_id;
+	__u32 pad1;
 	/* exact totals, whatever the stack maps and filters keep */
 	__u64 off_ns[WPROF_STATE_CNT];
 	__u64 blocks;       /* intervals in SLEEP or DISK */
@@ -123,14 +163,15 @@ enum wprof_stat {
 	WPROF_STAT_COUNTS_FULL,    /* counts map full: data dropped */
 	WPROF_STAT_THREADS_FULL,   /* thread map full: thread not tracked */
 	WPROF_STAT_DROPPED_NS,     /* off-CPU ns lost to full maps */
-	WPROF_STAT_CACHE_HITS,     /* switch-outs that reused cached stacks */
-	WPROF_STAT_CACHE_CHECKS,   /* cache hits walked anyway to validate */
-	WPROF_STAT_CACHE_MISMATCH, /* validations that found other stacks */
 	WPROF_STAT_FILTERED,       /* intervals outside --min-block/--max-block */
 	WPROF_STAT_WAKES_FULL,     /* waker map full: waker not recorded */
 	WPROF_STAT_HIST_FULL,      /* histogram map full */
-	WPROF_STAT_UCOPY_FULL,     /* stack copy map full: frames not recoverable */
-	WPROF_STAT_UCOPY_ERR,      /* the user stack could not be read */
+	WPROF_STAT_USTACK_CUT,     /* user walks cut short; by reason: WPROF_STAT_CUT_BASE + cut */
+	WPROF_STAT_CUT_BASE,
+	WPROF_STAT_CUT_LAST = WPROF_STAT_CUT_BASE + WPROF_CUT_CNT - 1,
+	WPROF_STAT_USTACK_NONE,    /* a user task with no user stack to walk (exiting, in exec) */
+	WPROF_STAT_FP_FRAMES,      /* frames stepped by frame pointer (code without CFI) */
+	WPROF_STAT_CFI_FRAMES,     /* frames stepped by CFI */
 	WPROF_STAT_EVENTS_LOST,    /* exec/fork events the ring buffer had no room for */
 	WPROF_STAT_UNTRACED_IN,    /* a thread got a CPU without a sched_switch event */
 	WPROF_STAT_UNTRACED_OUT,   /* a thread left a CPU without a sched_switch event */
@@ -138,9 +179,15 @@ enum wprof_stat {
 };
 
 /* Ring buffer events: a target process whose mappings user space should capture now. */
+enum wprof_event_kind {
+	WPROF_EV_EXEC = 0,
+	WPROF_EV_FORK = 1,
+	WPROF_EV_MAPS = 2, /* the unwinder met code it has no table for */
+};
+
 struct wprof_event {
 	__u32 pid; /* tgid */
-	__u32 kind; /* 0: exec, 1: fork */
+	__u32 kind; /* enum wprof_event_kind */
 };
 
 /* Which tasks the programs look at. */

@@ -26,14 +26,8 @@ struct builder {
 	struct folded *out;
 	char (*names)[NAME_LEN]; /* MAX_FRAMES names */
 	size_t nr;               /* names used */
-	struct wprof_stack stack, unwound;
-	struct wprof_ucopy ucopy;
+	struct wprof_stack stack;
 };
-
-static Dwarf_CFI *cfi_at(void *ctx, int pid, __u64 ip, __u64 *cfi_addr)
-{
-	return symbolizer__cfi(ctx, pid, ip, cfi_addr);
-}
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -210,15 +204,20 @@ static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 ti
 	return find_thread(b->p, tid);
 }
 
-/* A fallback name (symbolizer__user() returned 1) that may still be code. */
-static bool is_code_fallback(const char *name)
+/* The frame a user walk that stopped early ends with (see enum wprof_cut). */
+static const char *cut_name(__u64 ip)
 {
-	static const char *const not_code[] = { "[unmapped]", "[heap]", "[stack" };
+	static const char *const names[WPROF_CUT_CNT] = {
+		[WPROF_CUT_NO_TABLE] = "[frame pointers only: code not loaded yet]",
+		[WPROF_CUT_NO_CODE] = "[cut: return address not in code]",
+		[WPROF_CUT_BAD_RULE] = "[cut: unsupported unwind rule]",
+		[WPROF_CUT_READ] = "[cut: stack unreadable]",
+		[WPROF_CUT_LOOP] = "[cut: stack loops]",
+		[WPROF_CUT_DEPTH] = "[cut: too deep]",
+	};
+	__u64 cut = ip - WPROF_FRAME_CUT;
 
-	for (size_t i = 0; i < ARRAY_SIZE(not_code); i++)
-		if (!strncmp(name, not_code[i], strlen(not_code[i])))
-			return false;
-	return true;
+	return cut < WPROF_CUT_CNT && names[cut] ? names[cut] : "[cut]";
 }
 
 static bool is_tracing_frame(const char *name)
@@ -280,7 +279,6 @@ static int add_inlined(struct builder *b, __u32 pid, __u64 ip, bool leaf_first)
 static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool leaf_first)
 {
 	struct wprof_stack *st = &b->stack;
-	bool at_root = true;
 	int first = 0;
 
 	if (!id)
@@ -289,9 +287,6 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		b->p->stacks_missing++;
 		return;
 	}
-	if (!kernel && !b->o->no_cfi && !session__ucopy(b->s, id, &b->ucopy) &&
-	    unwind__recover(cfi_at, b->sym, pid, st, &b->ucopy, &b->unwound, &b->p->unwind) > 0)
-		st = &b->unwound;
 	if (kernel) {
 		/* the tracing machinery sits at the leaf of switch-time stacks */
 		for (; first < (int)st->nr; first++) {
@@ -311,28 +306,19 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		if (kernel) {
 			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
 			strcat(name, "_[k]");
+		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
+			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));
+			b->nr++;
+			continue;
 		} else if (b->o->inlines) {
 			ret = add_inlined(b, pid, ip, leaf_first);
 			if (ret < 0)
 				continue;
-			at_root = false;
 			b->p->frames_total++;
 			b->p->frames_unnamed += ret != 0;
 			continue;
 		} else {
 			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
-			/*
-			 * A frame-pointer walk that passes through code built
-			 * without frame pointers can read random words as the
-			 * outermost return addresses, or loop through the heap.
-			 * At the root end, one that points into no mapping, the
-			 * heap or a stack is not code: drop it, counted.
-			 */
-			if (!leaf_first && at_root && ret == 1 && !is_code_fallback(name)) {
-				b->p->frames_bogus++;
-				continue;
-			}
-			at_root = false;
 		}
 		b->p->frames_total++;
 		if (ret != 0)

@@ -8,7 +8,7 @@
 #include "opts.h"
 #include "session.h"
 #include "symbolize.h"
-#include "unwind.h"
+#include "unwtab.h"
 
 /* Per-thread accounting over the window, exact from the scheduler events. */
 struct thread_acct {
@@ -38,10 +38,9 @@ struct profile {
 	__u64 window_ns;
 	__u64 period_ns;
 	__u64 frames_total, frames_unnamed;
-	__u64 frames_bogus;   /* outermost user frames in no mapping, dropped */
 	__u64 stacks_missing; /* stack ids not found in the stack map */
 	__u64 threads_left_out;
-	struct unwind_stats unwind;
+	struct unwtab_stats unw; /* filled by the caller, for the reports */
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "session.h"
 #include "symbolize.h"
+#include "unwtab.h"
 #include "util.h"
 
 #define TICK_MS 100
@@ -29,6 +30,7 @@ struct recorder {
 	FILE *out;
 	struct session *session;
 	struct symbolizer *sym;
+	struct unwtab *unw;  /* NULL with --no-cfi */
 	int sigfd;
 	pid_t child;         /* -- CMD */
 	int child_status;
@@ -179,6 +181,8 @@ static void snapshot(struct recorder *r, __u32 pid)
 	}
 	/* a process gone meanwhile is not an error: its frames fall back */
 	symbolizer__add_pid(r->sym, pid);
+	if (r->unw)
+		unwtab__add_pid(r->unw, pid);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable. */
@@ -283,6 +287,8 @@ static const char *record_loop(struct recorder *r)
 		snapshot_targets(r);
 		if (o->filter == WPROF_FILTER_ALL && tick % SCAN_EVERY_TICKS == 0)
 			snapshot_new_processes(r);
+		if (r->unw && tick % SCAN_EVERY_TICKS == 0)
+			unwtab__prune(r->unw);
 	}
 }
 
@@ -297,6 +303,8 @@ static int finish(struct recorder *r, const char *why)
 	if (!f)
 		return -ENOMEM;
 	err = profile__build(&prof, r->session, r->sym, &r->opts, f);
+	if (r->unw)
+		unwtab__stats(r->unw, &prof.unw);
 	if (err) {
 		pr_err("cannot read the recorded data: %s", strerror(-err));
 		goto out;
@@ -363,9 +371,34 @@ int cmd_record(int argc, char **argv)
 		pr_err("cannot create a signalfd: %s", strerror(-err));
 		goto out;
 	}
-	err = session__open(&r.opts, &r.session);
+	/* the unwind rows of what the targets map now size the kernel's table */
+	if (r.opts.user_stacks && !r.opts.no_cfi) {
+		r.unw = unwtab__new();
+		if (!r.unw) {
+			err = -ENOMEM;
+			pr_err("out of memory");
+			goto out;
+		}
+		snapshot_targets(&r);
+		if (r.opts.filter == WPROF_FILTER_ALL)
+			snapshot_new_processes(&r);
+	}
+	err = session__open(&r.opts, r.unw ? unwtab__nr_rows(r.unw) : 0, &r.session);
 	if (err)
 		goto out;
+	if (r.unw) {
+		struct wprof_unwind_row *rows;
+		__u32 max_rows;
+		int procs_fd;
+
+		err = session__unwind_maps(r.session, &rows, &max_rows, &procs_fd);
+		if (!err)
+			err = unwtab__bind(r.unw, rows, max_rows, procs_fd);
+		if (err) {
+			pr_err("cannot load the unwind tables: %s", strerror(-err));
+			goto out;
+		}
+	}
 	err = session__set_event_fn(r.session, on_new_process, &r);
 	if (err) {
 		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
@@ -414,6 +447,7 @@ out:
 	}
 	session__free(r.session);
 	symbolizer__free(r.sym);
+	unwtab__free(r.unw);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	free(r.gone);

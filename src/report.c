@@ -37,12 +37,12 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "waker_map_full", st[WPROF_STAT_WAKES_FULL] };
 	out[i++] = (struct loss){ "histogram_map_full", st[WPROF_STAT_HIST_FULL] };
 	out[i++] = (struct loss){ "thread_map_full", st[WPROF_STAT_THREADS_FULL] };
-	out[i++] = (struct loss){ "stack_copy_map_full", st[WPROF_STAT_UCOPY_FULL] };
-	out[i++] = (struct loss){ "stack_copy_errors", st[WPROF_STAT_UCOPY_ERR] };
+	out[i++] = (struct loss){ "user_stacks_cut", st[WPROF_STAT_USTACK_CUT] };
+	out[i++] = (struct loss){ "user_stacks_none", st[WPROF_STAT_USTACK_NONE] };
 	out[i++] = (struct loss){ "dropped_us", st[WPROF_STAT_DROPPED_NS] / 1000 };
 	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
-	out[i++] = (struct loss){ "bogus_root_frames_dropped", p->frames_bogus };
+	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
 	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
 }
 
@@ -83,6 +83,37 @@ static size_t threads_of(const struct profile *p, __u32 pid, const struct thread
 	return n;
 }
 
+/* How the user stacks were walked, and every walk that stopped short, by why. */
+static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+{
+	static const char *const why[WPROF_CUT_CNT] = {
+		[WPROF_CUT_NO_TABLE] = "process code not loaded yet (frame pointers only)",
+		[WPROF_CUT_NO_CODE] = "return address not in code",
+		[WPROF_CUT_BAD_RULE] = "unsupported unwind rule",
+		[WPROF_CUT_READ] = "stack unreadable",
+		[WPROF_CUT_LOOP] = "stack loops",
+		[WPROF_CUT_DEPTH] = "deeper than 127 frames",
+	};
+
+	fprintf(f, "wprof: user stacks: %llu frames from CFI, %llu by frame pointer (code "
+		"without CFI); unwind tables of %llu files, %llu rows, built in %.0f ms",
+		(unsigned long long)st[WPROF_STAT_CFI_FRAMES],
+		(unsigned long long)st[WPROF_STAT_FP_FRAMES], (unsigned long long)p->unw.files,
+		(unsigned long long)p->unw.rows, p->unw.build_ns / 1e6);
+	if (p->unw.files_no_cfi)
+		fprintf(f, " (%llu without .eh_frame)", (unsigned long long)p->unw.files_no_cfi);
+	fputc('\n', f);
+	if (!st[WPROF_STAT_USTACK_CUT])
+		return;
+	fprintf(f, "wprof: %llu user stack walks stopped before the thread's first frame "
+		"(their root frame says why):", (unsigned long long)st[WPROF_STAT_USTACK_CUT]);
+	for (int c = 1, n = 0; c < WPROF_CUT_CNT; c++)
+		if (st[WPROF_STAT_CUT_BASE + c])
+			fprintf(f, "%s %llu %s", n++ ? "," : "",
+				(unsigned long long)st[WPROF_STAT_CUT_BASE + c], why[c]);
+	fputc('\n', f);
+}
+
 void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
 		     FILE *f)
 {
@@ -120,21 +151,14 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	if (st[WPROF_STAT_FILTERED])
 		fprintf(f, ", %llu intervals outside --min-block/--max-block",
 			(unsigned long long)st[WPROF_STAT_FILTERED]);
-	fprintf(f, "\nwprof: stack cache: %llu switches reused their last stacks, %llu of them "
-		"walked to check, %llu mismatches\n",
-		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
-		(unsigned long long)st[WPROF_STAT_CACHE_CHECKS],
-		(unsigned long long)st[WPROF_STAT_CACHE_MISMATCH]);
+	fputc('\n', f);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
 		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
 			"%llu times onto a CPU (placed by the thread's runtime), %llu times off "
 			"(counted as on-CPU until seen)\n",
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
-	fprintf(f, "wprof: frames recovered from CFI: %llu of %llu user stacks gained %llu frames "
-		"(%llu from CFI alone)\n",
-		(unsigned long long)p->unwind.recovered, (unsigned long long)p->unwind.stacks,
-		(unsigned long long)p->unwind.frames, (unsigned long long)p->unwind.unjoined);
+	print_unwind(f, p, st);
 	losses(p, s, sym, l);
 	fprintf(f, "wprof: lost:");
 	for (int i = 0; i < NR_LOSSES; i++)

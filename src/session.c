@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +27,9 @@ struct session {
 	int nr_links;
 	int stats_fd; /* held while BPF run-time stats are on */
 	struct ring_buffer *events;
+	__u32 max_rows;                 /* unwind rows the kernel can hold */
+	struct wprof_unwind_row *rows;  /* ... mmap()ed */
+	size_t rows_len;
 	session_event_fn event_fn;
 	void *event_ctx;
 	__u64 start_ns, end_ns;
@@ -107,9 +111,10 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->record_wakers = o->wakers;
-	skel->rodata->copy_user_stacks = o->user_stacks && !o->no_cfi;
-	if (!skel->rodata->copy_user_stacks)
-		bpf_map__set_max_entries(skel->maps.ucopies, 1);
+	skel->rodata->cfi_walk = o->user_stacks && !o->no_cfi;
+	bpf_map__set_max_entries(skel->maps.unwind_rows, skel->rodata->cfi_walk ? s->max_rows : 1);
+	if (!skel->rodata->cfi_walk)
+		bpf_map__set_max_entries(skel->maps.proc_maps, 1);
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers)
@@ -126,7 +131,47 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	return 0;
 }
 
-int session__open(const struct record_opts *opts, struct session **out)
+/*
+ * Room for the unwind rows known before load, and for as many again (at least
+ * 2M rows, 16 MiB) for code the targets map later: the array cannot grow.
+ */
+static __u32 rows_capacity(size_t known)
+{
+	size_t n = known + (known > (2U << 20) ? known : (2U << 20));
+
+	return n > (64U << 20) ? 64U << 20 : n;
+}
+
+static int map_rows(struct session *s)
+{
+	struct bpf_map *m = s->skel->maps.unwind_rows;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!s->skel->rodata->cfi_walk)
+		return 0;
+	s->rows_len = ((size_t)bpf_map__max_entries(m) * sizeof(*s->rows) + page - 1) / page * page;
+	p = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map the unwind table: %s", strerror(-err));
+		return err;
+	}
+	s->rows = p;
+	return 0;
+}
+
+int session__unwind_maps(struct session *s, struct wprof_unwind_row **rows, __u32 *max_rows,
+			 int *procs_fd)
+{
+	*rows = s->rows;
+	*max_rows = s->rows ? bpf_map__max_entries(s->skel->maps.unwind_rows) : 0;
+	*procs_fd = bpf_map__fd(s->skel->maps.proc_maps);
+	return s->rows ? 0 : -ENOENT;
+}
+
+int session__open(const struct record_opts *opts, size_t unwind_rows, struct session **out)
 {
 	struct session *s;
 	int err;
@@ -141,6 +186,7 @@ int session__open(const struct record_opts *opts, struct session **out)
 		return -ENOMEM;
 	s->opts = opts;
 	s->stats_fd = -1;
+	s->max_rows = rows_capacity(unwind_rows);
 	/*
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
@@ -152,7 +198,10 @@ int session__open(const struct record_opts *opts, struct session **out)
 	if (err && err != -EPERM && err != -EACCES)
 		err = try_load(s, true, false);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		if ((err == -EPERM || err == -EACCES) && !geteuid())
+			pr_err("the kernel's verifier refused wprof's BPF programs: %s "
+			       "(run with -v for its log)", strerror(-err));
+		else if (err == -EPERM || err == -EACCES)
 			pr_err("loading BPF needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE "
 			       "(run as root)");
 		else {
@@ -163,6 +212,11 @@ int session__open(const struct record_opts *opts, struct session **out)
 			       msg);
 		}
 		free(s);
+		return err;
+	}
+	err = map_rows(s);
+	if (err) {
+		session__free(s);
 		return err;
 	}
 	*out = s;
@@ -499,13 +553,6 @@ int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
 	return 0;
 }
 
-int session__ucopy(struct session *s, __u64 id, struct wprof_ucopy *out)
-{
-	if (bpf_map__lookup_elem(s->skel->maps.ucopies, &id, sizeof(id), out, sizeof(*out), 0))
-		return -errno;
-	return 0;
-}
-
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
@@ -550,6 +597,8 @@ void session__free(struct session *s)
 		return;
 	session__stop(s);
 	ring_buffer__free(s->events);
+	if (s->rows)
+		munmap(s->rows, s->rows_len);
 	wprof_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);

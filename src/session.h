@@ -13,8 +13,15 @@
  */
 struct session;
 
-/* Prints one error line saying what failed and what to do; returns -errno. */
-int session__open(const struct record_opts *opts, struct session **out);
+/*
+ * Prints one error line saying what failed and what to do; returns -errno.
+ * @unwind_rows: the unwind rows known so far (see unwtab.h), to size the
+ * kernel's row array.
+ */
+int session__open(const struct record_opts *opts, size_t unwind_rows, struct session **out);
+/* The kernel's unwind maps, to bind an unwtab to. -ENOENT with --no-cfi. */
+int session__unwind_maps(struct session *s, struct wprof_unwind_row **rows, __u32 *max_rows,
+			 int *procs_fd);
 void session__free(struct session *s); /* NULL ok */
 
 int session__add_target(struct session *s, __u32 id);
@@ -42,8 +49,6 @@ int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx);
 /* Frames of stack `id`, leaf first. 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
-/* Registers and stack top kept with user stack `id`. 0 or -ENOENT. */
-int session__ucopy(struct session *s, __u64 id, struct wprof_ucopy *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
 /* With --stats: the kernel's run-time statistics of each attached program. */
 void session__print_prog_stats(struct session *s, FILE *f);

@@ -652,26 +652,6 @@ int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inline
 	return i;
 }
 
-Dwarf_CFI *symbolizer__cfi(struct symbolizer *s, int pid, __u64 ip, __u64 *cfi_addr)
-{
-	struct proc *p = hmap__get(&s->procs, pid, 0);
-	struct sym_file *file = NULL;
-	const struct proc_map *m;
-	Dwarf_CFI *cfi;
-	__u64 addr, bias;
-
-	m = p ? proc__find(p, ip, &file) : NULL;
-	if (!m || !file || !file->es)
-		return NULL;
-	if (!elfsyms__indexed(file->es))
-		index_file(s, file, true);
-	if (!elfsyms__addr(file->es, ip - m->start + m->pgoff, proc_map__is_exec(m), &addr))
-		return NULL;
-	cfi = elfsyms__cfi(file->es, &bias);
-	*cfi_addr = addr - bias;
-	return cfi;
-}
-
 int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
 {
 	const char *name;

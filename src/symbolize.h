@@ -99,7 +99,7 @@ int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size);
  * The call frame information covering user address @ip of @pid, for the
  * unwinder, and @ip's address in its terms. NULL when there is none.
  */
-Dwarf_CFI *symbolizer__cfi(struct symbolizer *s, int pid, __u64 ip, __u64 *cfi_addr);
+
 
 struct symbolizer_stats {
 	/* Calls of symbolizer__user()/__user_frames()/__kernel() by outcome, cache hits included. */

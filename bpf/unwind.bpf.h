@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The user stack walk: every caller recovered from the code's own CFI, at
+ * every event, from the thread's own registers and stack.
+ *
+ * A frame-pointer walk (bpf_get_stack()) skips callers in code built without
+ * frame pointers -- Debian's libc, and most distribution binaries -- or reads
+ * random words once such code has used the frame pointer as a register. So
+ * user space turns each executable file's .eh_frame into rows (struct
+ * wprof_unwind_row: from this address on, the CFA is this register plus
+ * that offset, the caller's frame pointer is saved there) and tells, per
+ * process, which file is mapped where (struct wprof_proc_maps). The walk:
+ * find the mapping of pc, the row of pc, compute the CFA, read the return
+ * address below it and the saved frame pointer, repeat. Code without CFI
+ * (JIT code, Go) takes a frame-pointer step. A walk that cannot reach the
+ * thread's outermost frame (whose return address the CFI marks undefined)
+ * says why in a last frame, WPROF_FRAME_CUT | reason, and is counted.
+ *
+ * The maps of a process are trusted only while they are provably the ones
+ * read: the same process (leader start time) and the same amount of
+ * executable memory (mm->exec_vm); exec invalidates them at once. Otherwise
+ * user space is asked to read them again, and the walk meanwhile falls back
+ * to frame pointers, cut and counted as such.
+ */
+#ifndef WPROF_UNWIND_BPF_H
+#define WPROF_UNWIND_BPF_H
+
+#include "common.bpf.h"
+
+/* x86-64 only: elsewhere bpf_get_stack()'s frame-pointer walk stands alone. */
+#if defined(__TARGET_ARCH_x86)
+#define WPROF_CFI_UNWIND 1
+#else
+#define WPROF_CFI_UNWIND 0
+#endif
+
+/* log2 of the most maps and rows a binary search must cover, rounded up */
+#define MAP_SEARCH_STEPS 8
+#define ROW_SEARCH_STEPS 26
+
+/* Offsets in the rt_sigframe's ucontext at the trampoline's sp (x86-64 ABI). */
+#define SIGCTX_FP 120
+#define SIGCTX_SP 160
+#define SIGCTX_IP 168
+
+struct unwind_ctx {
+	struct wprof_stack *st;
+	struct wprof_proc_maps *pm;
+	struct task_struct *task; /* the walked task, when it is not the current one */
+	__u64 pc, sp, fp;
+	__u32 nr;
+	__u32 cut;      /* enum wprof_cut, 0 while going or when complete */
+	bool fp_ok;     /* fp holds the frame pointer's true value */
+	bool exact_pc;  /* pc is not a return address (frame 0, after a signal frame) */
+	__u64 cfi_frames, fp_frames;
+};
+
+static __always_inline long read_word(struct unwind_ctx *c, __u64 addr, __u64 *val, bool other)
+{
+	if (other)
+		return bpf_copy_from_user_task(val, sizeof(*val), (void *)addr, c->task, 0);
+	return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+}
+
+/*
+ * Binary searches, one bpf_loop() step each: the verifier checks a callback
+ * body once (until its states converge), where a plain loop of branches
+ * would be followed down every path.
+ */
+struct search_ctx {
+	struct wprof_proc_maps *pm;
+	__u64 key;
+	__u32 lo, hi; /* the answer is the last entry before lo */
+};
+
+static long map_search_step(__u64 i, struct search_ctx *s)
+{
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi) / 2;
+	if (s->pm->maps[mid & (WPROF_MAX_EXEC_MAPS - 1)].start <= s->key)
+		s->lo = mid + 1;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+static long row_search_step(__u64 i, struct search_ctx *s)
+{
+	struct wprof_unwind_row *row;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	row = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!row)
+		return 1;
+	if (row->pc <= s->key)
+		s->lo = mid + 1;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* The mapping of pc, or NULL. */
+static __always_inline struct wprof_exec_map *find_map(struct wprof_proc_maps *pm, __u64 pc)
+{
+	struct search_ctx s = { .pm = pm, .key = pc, .hi = pm->nr };
+	__u32 idx;
+
+	if (s.hi > WPROF_MAX_EXEC_MAPS)
+		s.hi = WPROF_MAX_EXEC_MAPS;
+	bpf_loop(MAP_SEARCH_STEPS, map_search_step, &s, 0);
+	if (!s.lo)
+		return NULL;
+	idx = (s.lo - 1) & (WPROF_MAX_EXEC_MAPS - 1);
+	return pc < pm->maps[idx].end ? &pm->maps[idx] : NULL;
+}
+
+/* The last row at or before table address `rel` in [first, first + nr), or NULL. */
+static __always_inline struct wprof_unwind_row *find_row(__u32 first, __u32 nr, __u32 rel)
+{
+	struct search_ctx s = { .key = rel, .lo = first, .hi = first + nr };
+	__u32 idx;
+
+	bpf_loop(ROW_SEARCH_STEPS, row_search_step, &s, 0);
+	if (s.lo == first)
+		return NULL;
+	idx = s.lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+static __always_inline bool push_frame(struct unwind_ctx *c, __u64 pc)
+{
+	struct wprof_stack *st = c->st;
+	__u32 nr = c->nr;
+
+	if (nr >= WPROF_MAX_STACK_DEPTH - 1) {
+		c->cut = WPROF_CUT_DEPTH; /* the last slot is kept for the cut frame */
+		return false;
+	}
+	barrier_var(nr);
+	if (nr >= WPROF_MAX_STACK_DEPTH)
+		return false;
+	st->ips[nr] = pc;
+	c->nr = nr + 1;
+	return true;
+}
+
+/* The walk's last frame says why it stopped early. */
+static __always_inline void put_cut(struct wprof_stack *st, __u32 nr, __u32 cut)
+{
+	if (nr >= WPROF_MAX_STACK_DEPTH)
+		nr = WPROF_MAX_STACK_DEPTH - 1;
+	barrier_var(nr); /* so that the compiler indexes with the clamped value */
+	if (nr >= WPROF_MAX_STACK_DEPTH)
+		return;
+	st->ips[nr] = WPROF_FRAME_CUT | cut;
+	st->nr = nr + 1;
+	stat_add(WPROF_STAT_USTACK_CUT, 1);
+	stat_add(WPROF_STAT_CUT_BASE + (cut < WPROF_CUT_CNT ? cut : 0), 1);
+}
+
+/* A frame-pointer step: fp points at the saved fp, the return address above it. */
+static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra, bool other)
+{
+	__u64 saved;
+
+	if (!c->fp_ok || c->fp < c->sp || (c->fp & 7)) {
+		c->cut = WPROF_CUT_NO_CODE;
+		return 1;
+	}
+	if (read_word(c, c->fp, &saved, other) || read_word(c, c->fp + 8, ra, other)) {
+		c->cut = WPROF_CUT_READ;
+		return 1;
+	}
+	*cfa = c->fp + 16;
+	c->fp = saved;
+	c->fp_frames++;
+	return 0;
+}
+
+/* The signal trampoline: carry on with the registers the signal interrupted. */
+static __always_inline long signal_step(struct unwind_ctx *c, bool other)
+{
+	if (read_word(c, c->sp + SIGCTX_IP, &c->pc, other) ||
+	    read_word(c, c->sp + SIGCTX_FP, &c->fp, other) ||
+	    read_word(c, c->sp + SIGCTX_SP, &c->sp, other)) {
+		c->cut = WPROF_CUT_READ;
+		return 1;
+	}
+	c->fp_ok = true;
+	c->exact_pc = true;
+	c->cfi_frames++;
+	return push_frame(c, c->pc) ? 0 : 1;
+}
+
+/* One caller. 0: go on; 1: stop (c->cut says why, 0 at the outermost frame). */
+static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
+{
+	__u64 look = c->exact_pc ? c->pc : c->pc - 1, cfa, ra = 0, saved_fp;
+	struct wprof_unwind_row *row = NULL;
+	struct wprof_exec_map *m;
+	__u32 kind = WPROF_CFA_NONE;
+
+	if (c->pm) {
+		m = find_map(c->pm, look);
+		if (!m) {
+			c->cut = WPROF_CUT_NO_CODE;
+			return 1;
+		}
+		if (m->row_nr)
+			row = find_row(m->row_first, m->row_nr, (__u32)(look - m->base));
+	}
+	if (row)
+		kind = row->kind;
+	switch (kind) {
+	case WPROF_CFA_NONE:
+		if (fp_step(c, &cfa, &ra, other))
+			return 1;
+		goto next;
+	case WPROF_CFA_SP:
+		cfa = c->sp + row->cfa_off;
+		break;
+	case WPROF_CFA_FP:
+		if (!c->fp_ok) {
+			c->cut = WPROF_CUT_BAD_RULE;
+			return 1;
+		}
+		cfa = c->fp + row->cfa_off;
+		break;
+	case WPROF_CFA_PLT:
+		cfa = c->sp + 8 + ((look & 15) >= row->cfa_off ? 8 : 0);
+		break;
+	case WPROF_CFA_SIGNAL:
+		return signal_step(c, other);
+	case WPROF_CFA_END:
+		return 1;
+	default:
+		c->cut = WPROF_CUT_BAD_RULE;
+		return 1;
+	}
+	if (read_word(c, cfa - 8, &ra, other)) {
+		c->cut = WPROF_CUT_READ;
+		return 1;
+	}
+	if (row->fp_off8 == WPROF_FP_LOST) {
+		c->fp_ok = false;
+	} else if (row->fp_off8) {
+		if (read_word(c, cfa + (__s64)row->fp_off8 * 8, &saved_fp, other)) {
+			c->cut = WPROF_CUT_READ;
+			return 1;
+		}
+		c->fp = saved_fp;
+		c->fp_ok = true;
+	}
+	c->cfi_frames++;
+next:
+	if (!ra)
+		return 1; /* a zeroed return address ends a chain */
+	if (cfa <= c->sp) {
+		c->cut = WPROF_CUT_LOOP;
+		return 1;
+	}
+	c->sp = cfa;
+	c->pc = ra;
+	c->exact_pc = false;
+	return push_frame(c, ra) ? 0 : 1;
+}
+
+/* bpf_loop() callbacks: the current task's stack, another's (sleepable programs) */
+static long step_current(__u64 i, struct unwind_ctx *c)
+{
+	return unwind_step(c, false);
+}
+
+static long step_other(__u64 i, struct unwind_ctx *c)
+{
+	return unwind_step(c, true);
+}
+
+/* A task's start as /proc/PID/stat says it (USER_HZ is 100 on every Linux ABI). */
+static __always_inline __u64 start_ticks(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, start_boottime) / (1000000000ULL / 100);
+}
+
+/*
+ * The process's maps, if they are still the ones user space read; else ask
+ * for them again (at most once until they come) and return NULL.
+ */
+static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *task, __u32 pid)
+{
+	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+
+	if (pm && pm->nr && pm->start_ticks == start_ticks(BPF_CORE_READ(task, group_leader)) &&
+	    pm->exec_vm == BPF_CORE_READ(mm, exec_vm))
+		return pm;
+	if (!pm) {
+		/* a placeholder that remembers the question was asked */
+		__u32 zero = 0;
+		struct wprof_proc_maps *blank = bpf_map_lookup_elem(&proc_maps_blank, &zero);
+
+		if (blank && !bpf_map_update_elem(&proc_maps, &pid, blank, BPF_NOEXIST)) {
+			pm = bpf_map_lookup_elem(&proc_maps, &pid);
+			if (pm)
+				pm->refresh = 1;
+		}
+		notify(pid, WPROF_EV_MAPS);
+	} else if (!pm->refresh) {
+		pm->refresh = 1;
+		notify(pid, WPROF_EV_MAPS);
+	}
+	return NULL;
+}
+
+/*
+ * Walk the user stack of `task` (the current task unless `other`) from its
+ * user registers into `st`, leaf first.
+ */
+static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64 sp, __u64 fp,
+				       struct wprof_stack *st, bool other)
+{
+	struct unwind_ctx c = {
+		.st = st,
+		.task = task,
+		.exact_pc = true,
+		.fp_ok = true,
+		.pc = pc,
+		.sp = sp,
+		.fp = fp,
+	};
+
+	/* without the maps: frame-pointer steps only, and the stack says so */
+	c.pm = proc_maps_of(task, BPF_CORE_READ(task, tgid));
+	push_frame(&c, pc);
+	bpf_loop(WPROF_MAX_STACK_DEPTH, other ? (void *)step_other : (void *)step_current, &c, 0);
+	stat_add(WPROF_STAT_CFI_FRAMES, c.cfi_frames);
+	stat_add(WPROF_STAT_FP_FRAMES, c.fp_frames);
+	st->nr = c.nr;
+	if (!c.pm)
+		put_cut(st, c.nr, WPROF_CUT_NO_TABLE);
+	else if (c.cut)
+		put_cut(st, c.nr, c.cut);
+}
+
+/*
+ * The user stack of the current task, from its user registers: an id, or 0
+ * for a kernel thread (not a loss) or a stack that was lost (counted).
+ */
+static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __u64 sp, __u64 fp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wprof_stack *st = scratch_stack(slot);
+	long n;
+
+	if (!st || (task->flags & PF_KTHREAD))
+		return 0;
+	if (!task->mm) {
+		stat_add(WPROF_STAT_USTACK_NONE, 1);
+		return 0;
+	}
+	if (WPROF_CFI_UNWIND && cfi_walk) {
+		cfi_unwind(task, pc, sp, fp, st, false);
+		return store_stack(st, true);
+	}
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (n <= 0) {
+		stat_add(n ? WPROF_STAT_USTACK_ERR : WPROF_STAT_USTACK_NONE, 1);
+		return 0;
+	}
+	st->nr = n / sizeof(__u64);
+	return store_stack(st, true);
+}
+
+/* The current task's user stack, from the registers it entered the kernel with. */
+static __always_inline __u64 user_stack(void *ctx, __u32 slot)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!regs)
+		return 0;
+	return user_stack_regs(ctx, slot, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
+			       PT_REGS_FP_CORE(regs));
+}
+
+#endif /* WPROF_UNWIND_BPF_H */

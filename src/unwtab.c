@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * From .eh_frame to rows the BPF walk can follow. libdw interprets the CFI
+ * (dwarf_cfi_addrframe(): the rules in force at an address, and the range
+ * they hold for); .eh_frame_hdr's sorted table says where each FDE starts,
+ * and so where code without CFI lies between them (a WPROF_CFA_NONE row:
+ * frame-pointer steps there). Rules are reduced to what x86-64 compilers
+ * emit: CFA = rsp or rbp + offset, return address at CFA - 8, rbp saved at
+ * CFA + n * 8 or unchanged; the PLT's expression; the signal trampoline.
+ * Anything else ends a walk there (WPROF_CFA_BAD), it is never guessed.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+
+#include "procmaps.h"
+#include "unwtab.h"
+#include "util.h"
+
+#define REG_FP 6  /* rbp */
+#define REG_SP 7  /* rsp */
+#define REG_RA 16 /* the return address column */
+#define MAX_LOADS 8
+#define PAGE_SIZE_BYTES 4096
+
+/* One executable file (identified as /proc/PID/maps names it: device and inode). */
+struct tab_file {
+	__u64 dev, ino;
+	bool vdso;
+	int err;          /* 0, or why it has no rows */
+	__u64 base;       /* ELF address of row pc 0 */
+	__u32 row_first, row_nr;
+	struct { __u64 off, vaddr, filesz; } loads[MAX_LOADS]; /* PT_LOAD segments */
+	int nr_loads;
+};
+
+struct tab_proc {
+	__u32 pid;
+	__u64 start_ticks;
+	bool sent;
+	struct wprof_proc_maps pm;
+};
+
+struct unwtab {
+	struct tab_file *files;
+	size_t nr_files;
+	struct wprof_unwind_row *rows; /* every file's, in user memory */
+	size_t nr_rows, cap_rows;
+	struct tab_proc *procs;
+	size_t nr_procs;
+	/* bound kernel maps */
+	struct wprof_unwind_row *krows;
+	__u32 max_krows;
+	size_t nr_krows; /* rows copied to krows */
+	int procs_fd;
+	struct unwtab_stats st;
+};
+
+struct unwtab *unwtab__new(void)
+{
+	struct unwtab *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->procs_fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(u);
+		errno = EINVAL;
+		return NULL;
+	}
+	return u;
+}
+
+void unwtab__free(struct unwtab *u)
+{
+	if (!u)
+		return;
+	free(u->files);
+	free(u->rows);
+	free(u->procs);
+	free(u);
+}
+
+/* An encoded pointer of .eh_frame_hdr: only the encodings linkers use there. */
+static int read_encoded(const __u8 *p, const __u8 *end, __u8 enc, __u64 datarel, __u64 *val,
+			const __u8 **next)
+{
+	__u64 v;
+	int len;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata4:
+		len = 4;
+		if (p + len > end)
+			return -EINVAL;
+		v = (__u32)(p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24);
+		break;
+	case DW_EH_PE_sdata4:
+		len = 4;
+		if (p + len > end)
+			return -EINVAL;
+		v = (__s64)(__s32)(p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24);
+		break;
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+	case DW_EH_PE_absptr:
+		len = 8;
+		if (p + len > end)
+			return -EINVAL;
+		memcpy(&v, p, 8);
+		break;
+	default:
+		return -EINVAL;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case DW_EH_PE_datarel:
+		v += datarel;
+		break;
+	default:
+		return -EINVAL; /* pcrel is fine to skip, not to use */
+	}
+	*val = v;
+	*next = p + len;
+	return 0;
+}
+
+/* The FDE start addresses of .eh_frame_hdr's table (sorted), malloc'd. */
+static int fde_starts(Elf *elf, __u64 **out, size_t *nr)
+{
+	const __u8 *p, *end;
+	__u64 hdr_vaddr = 0, v, count;
+	Elf_Data *data = NULL;
+	size_t nphdr;
+	__u8 table_enc;
+
+	if (elf_getphdrnum(elf, &nphdr))
+		return -EINVAL;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_GNU_EH_FRAME) {
+			data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+			hdr_vaddr = ph.p_vaddr;
+			break;
+		}
+	}
+	if (!data || data->d_size < 4)
+		return -ENOENT;
+	p = data->d_buf;
+	end = p + data->d_size;
+	if (p[0] != 1 || p[3] == DW_EH_PE_omit)
+		return -ENOENT;
+	table_enc = p[3];
+	/* eh_frame_ptr: skipped (its encoding is pc-relative); then the count */
+	if (read_encoded(p + 4, end, p[1] & 0x0f, 0, &v, &p) ||
+	    read_encoded(p, end, ((const __u8 *)data->d_buf)[2], hdr_vaddr, &count, &p))
+		return -ENOENT;
+	if (count > (size_t)(end - p) / 8)
+		return -EINVAL;
+	*out = malloc((count + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*nr = 0;
+	for (__u64 i = 0; i < count; i++) {
+		__u64 loc, fde;
+
+		if (read_encoded(p, end, table_enc, hdr_vaddr, &loc, &p) ||
+		    read_encoded(p, end, table_enc, hdr_vaddr, &fde, &p))
+			break;
+		if (*nr && loc <= (*out)[*nr - 1])
+			continue; /* not sorted: keep what is */
+		(*out)[(*nr)++] = loc;
+	}
+	return 0;
+}
+
+/* Where a register rule saves the register: CFA + *off. -1 for other rules. */
+static int saved_at(const Dwarf_Op *ops, size_t nops, __s64 *off)
+{
+	*off = 0;
+	if (!nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	for (size_t i = 1; i < nops; i++) {
+		if (ops[i].atom == DW_OP_plus_uconst)
+			*off += (__s64)ops[i].number;
+		else if (ops[i].atom == DW_OP_consts && i + 1 < nops &&
+			 ops[i + 1].atom == DW_OP_plus)
+			*off += (__s64)ops[i++].number;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* The PLT's CFA: rsp + 8, + 8 more once (rip & 15) >= N, after its push. */
+static bool plt_expr(const Dwarf_Op *ops, size_t nops, __u16 *n)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
+	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
+	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit31 ||
+	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
+	    ops[8].atom != DW_OP_plus)
+		return false;
+	*n = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The rules of one row. */
+static void classify(Dwarf_Frame *fr, int ra_reg, bool signal, struct wprof_unwind_row *row)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	__u64 reg;
+	__s64 off;
+
+	row->kind = WPROF_CFA_BAD;
+	row->cfa_off = 0;
+	row->fp_off8 = 0;
+	if (dwarf_frame_cfa(fr, &ops, &nops))
+		return;
+	if (nops == 1 && (ops[0].atom == DW_OP_bregx ||
+			  (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31))) {
+		reg = ops[0].atom == DW_OP_bregx ? ops[0].number : (__u64)(ops[0].atom - DW_OP_breg0);
+		off = ops[0].atom == DW_OP_bregx ? (__s64)ops[0].number2 : (__s64)ops[0].number;
+		if ((reg != REG_SP && reg != REG_FP) || off < 0 || off > 0xffff)
+			return;
+		row->kind = reg == REG_SP ? WPROF_CFA_SP : WPROF_CFA_FP;
+		row->cfa_off = off;
+	} else if (signal) {
+		row->kind = WPROF_CFA_SIGNAL;
+		return;
+	} else if (plt_expr(ops, nops, &row->cfa_off)) {
+		row->kind = WPROF_CFA_PLT;
+		return;
+	} else {
+		return;
+	}
+	if (ra_reg != REG_RA || dwarf_frame_register(fr, REG_RA, ops_mem, &ops, &nops)) {
+		row->kind = WPROF_CFA_BAD;
+		return;
+	}
+	if (!nops) {
+		row->kind = WPROF_CFA_END; /* undefined: the outermost frame */
+		return;
+	}
+	if (saved_at(ops, nops, &off) || off != -8) {
+		row->kind = WPROF_CFA_BAD;
+		return;
+	}
+	if (dwarf_frame_register(fr, REG_FP, ops_mem, &ops, &nops) || !nops)
+		return; /* no rule: unchanged (callee-saved) */
+	if (saved_at(ops, nops, &off) || off % 8 || off / 8 <= WPROF_FP_LOST || off / 8 > 127)
+		row->fp_off8 = WPROF_FP_LOST;
+	else
+		row->fp_off8 = off / 8;
+}
+
+static int push_row(struct wprof_unwind_row **rows, size_t *nr, size_t *cap, size_t first,
+		    const struct wprof_unwind_row *row)
+{
+	struct wprof_unwind_row *last = *nr > first ? &(*rows)[*nr - 1] : NULL;
+
+	if (last && last->kind == row->kind && last->cfa_off == row->cfa_off &&
+	    last->fp_off8 == row->fp_off8)
+		return 0; /* the same rules go on */
+	if (last && last->pc >= row->pc) {
+		if (last->pc == row->pc)
+			*last = *row;
+		return 0; /* overlapping FDEs: the first one wins */
+	}
+	if (*nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		struct wprof_unwind_row *n = realloc(*rows, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		*rows = n;
+		*cap = ncap;
+	}
+	(*rows)[(*nr)++] = *row;
+	return 0;
+}
+
+int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
+		       __u64 *base)
+{
+	struct wprof_unwind_row row;
+	size_t nfde = 0, first = *nr;
+	__u64 *starts = NULL;
+	Dwarf_CFI *cfi;
+	int err;
+
+	err = fde_starts(elf, &starts, &nfde);
+	if (err)
+		return err;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi || !nfde) {
+		free(starts);
+		return -ENOENT;
+	}
+	*base = starts[0];
+	err = 0;
+	for (size_t i = 0; i < nfde && !err; i++) {
+		__u64 pc = starts[i], next = i + 1 < nfde ? starts[i + 1] : ~0ULL;
+
+		while (pc < next && !err) {
+			Dwarf_Frame *fr = NULL;
+			Dwarf_Addr start, end;
+			bool signal = false;
+			int ra_reg;
+
+			if (dwarf_cfi_addrframe(cfi, pc, &fr))
+				break;
+			ra_reg = dwarf_frame_info(fr, &start, &end, &signal);
+			classify(fr, ra_reg, signal, &row);
+			free(fr);
+			if (pc - *base > 0xffffffffULL) {
+				err = -E2BIG;
+				break;
+			}
+			row.pc = pc - *base;
+			err = push_row(rows, nr, cap, first, &row);
+			if (end <= pc)
+				break;
+			pc = end;
+		}
+		/* code between this FDE's end and the next FDE has no CFI */
+		if (!err && pc < next && pc - *base <= 0xffffffffULL) {
+			row = (struct wprof_unwind_row){ .pc = pc - *base, .kind = WPROF_CFA_NONE };
+			err = push_row(rows, nr, cap, first, &row);
+		}
+	}
+	dwarf_cfi_end(cfi);
+	free(starts);
+	if (err)
+		*nr = first;
+	return err;
+}
+
+static void read_loads(Elf *elf, struct tab_file *f)
+{
+	size_t nphdr;
+
+	if (elf_getphdrnum(elf, &nphdr))
+		return;
+	for (size_t i = 0; i < nphdr && f->nr_loads < MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->loads[f->nr_loads].off = ph.p_offset;
+		f->loads[f->nr_loads].vaddr = ph.p_vaddr;
+		f->loads[f->nr_loads].filesz = ph.p_filesz;
+		f->nr_loads++;
+	}
+}
+
+static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
+{
+	struct timespec t0, t1;
+	size_t before = u->nr_rows;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	read_loads(elf, f);
+	f->err = unwtab__build_rows(elf, &u->rows, &u->nr_rows, &u->cap_rows, &f->base);
+	f->row_first = before;
+	f->row_nr = f->err ? 0 : u->nr_rows - before;
+	if (f->err)
+		u->st.files_no_cfi++;
+	else
+		u->st.files++;
+	u->st.rows = u->nr_rows;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	u->st.build_ns += (t1.tv_sec - t0.tv_sec) * NSEC_PER_SEC + t1.tv_nsec - t0.tv_nsec;
+}
+
+/* Copy new rows to the kernel, if they fit; a file that does not fit has none. */
+static void send_rows(struct unwtab *u, struct tab_file *f)
+{
+	if (!u->krows || !f->row_nr || f->row_first + f->row_nr <= u->nr_krows)
+		return;
+	if (f->row_first + f->row_nr > u->max_krows) {
+		f->row_nr = 0;
+		f->err = -ENOSPC;
+		u->st.files_no_room++;
+		return;
+	}
+	memcpy(&u->krows[f->row_first], &u->rows[f->row_first], f->row_nr * sizeof(*u->rows));
+	u->nr_krows = f->row_first + f->row_nr;
+}
+
+/* The file mapped at @m in @pid, its rows built the first time it is seen. */
+static struct tab_file *file_of(struct unwtab *u, int pid, const struct proc_map *m)
+{
+	__u64 dev = (__u64)m->dev_major << 32 | m->dev_minor;
+	bool vdso = m->path && !strcmp(m->path, "[vdso]");
+	struct tab_file *f;
+	Elf *elf = NULL;
+	void *image = NULL;
+	size_t len = 0;
+	int fd = -1;
+
+	for (size_t i = 0; i < u->nr_files; i++) {
+		f = &u->files[i];
+		if (vdso ? f->vdso : (!f->vdso && f->dev == dev && f->ino == m->inode))
+			return f;
+	}
+	f = realloc(u->files, (u->nr_files + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	u->files = f;
+	f = &u->files[u->nr_files++];
+	memset(f, 0, sizeof(*f));
+	f->dev = dev;
+	f->ino = m->inode;
+	f->vdso = vdso;
+	f->err = -ENOENT;
+	if (vdso) {
+		image = procmaps__copy_vdso(pid, m, &len);
+		if (image)
+			elf = elf_memory(image, len);
+	} else {
+		fd = procmaps__open_file(pid, m);
+		if (fd >= 0)
+			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		build_file(u, f, elf);
+	else
+		u->st.files_no_cfi++;
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(image);
+	return f;
+}
+
+/* The ELF address of @m's start: which PT_LOAD maps @m's file offset. */
+static bool map_vaddr(const struct tab_file *f, const struct proc_map *m, __u64 *vaddr)
+{
+	for (int i = 0; i < f->nr_loads; i++) {
+		if (m->pgoff >= f->loads[i].off && m->pgoff < f->loads[i].off + f->loads[i].filesz) {
+			*vaddr = f->loads[i].vaddr + (m->pgoff - f->loads[i].off);
+			return true;
+		}
+	}
+	return false;
+}
+
+static struct tab_proc *proc_get(struct unwtab *u, __u32 pid)
+{
+	struct tab_proc *p;
+
+	for (size_t i = 0; i < u->nr_procs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	p = realloc(u->procs, (u->nr_procs + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	u->procs = p;
+	p = &u->procs[u->nr_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static int send_proc(struct unwtab *u, struct tab_proc *p)
+{
+	if (u->procs_fd < 0)
+		return 0;
+	if (bpf_map_update_elem(u->procs_fd, &p->pid, &p->pm, BPF_ANY)) {
+		u->st.procs_failed++;
+		return -errno;
+	}
+	p->sent = true;
+	u->st.procs++;
+	return 0;
+}
+
+/* What the kernel counts in mm->exec_vm: executable, not writable, not the stack. */
+static bool counts_as_exec(const struct proc_map *m)
+{
+	return m->perms[2] == 'x' && m->perms[1] != 'w' &&
+	       !(m->path && !strcmp(m->path, "[vsyscall]"));
+}
+
+int unwtab__add_pid(struct unwtab *u, int pid)
+{
+	struct proc_maps maps = {};
+	struct tab_proc *p;
+	__u64 ticks;
+	int err;
+
+	err = procmaps__start_time(pid, &ticks);
+	if (!err)
+		err = procmaps__read(pid, &maps);
+	if (err)
+		return err;
+	p = proc_get(u, pid);
+	if (!p) {
+		procmaps__free(&maps);
+		return -ENOMEM;
+	}
+	memset(&p->pm, 0, sizeof(p->pm));
+	p->start_ticks = p->pm.start_ticks = ticks;
+	for (size_t i = 0, skipped = 0; i < maps.nr; i++) {
+		const struct proc_map *m = &maps.maps[i];
+		struct wprof_exec_map *e = &p->pm.maps[p->pm.nr];
+		struct tab_file *f = NULL;
+		__u64 vaddr;
+
+		if (!counts_as_exec(m))
+			continue;
+		p->pm.exec_vm += (m->end - m->start) / PAGE_SIZE_BYTES;
+		if (p->pm.nr == WPROF_MAX_EXEC_MAPS) {
+			u->st.maps_truncated += !skipped++;
+			continue;
+		}
+		e->start = m->start;
+		e->end = m->end;
+		if (m->path && (m->path[0] != '[' || !strcmp(m->path, "[vdso]")))
+			f = file_of(u, pid, m);
+		if (f && !f->err) {
+			send_rows(u, f);
+			if (f->row_nr && map_vaddr(f, m, &vaddr)) {
+				e->base = m->start - vaddr + f->base;
+				e->row_first = f->row_first;
+				e->row_nr = f->row_nr;
+			}
+		}
+		p->pm.nr++;
+	}
+	procmaps__free(&maps);
+	return send_proc(u, p);
+}
+
+void unwtab__prune(struct unwtab *u)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < u->nr_procs; i++) {
+		struct tab_proc *p = &u->procs[i];
+		__u64 ticks;
+
+		if (!procmaps__start_time(p->pid, &ticks) && ticks == p->start_ticks) {
+			u->procs[j++] = *p;
+			continue;
+		}
+		if (u->procs_fd >= 0)
+			bpf_map_delete_elem(u->procs_fd, &p->pid);
+	}
+	u->nr_procs = j;
+}
+
+size_t unwtab__nr_rows(const struct unwtab *u)
+{
+	return u->nr_rows;
+}
+
+int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows, int procs_fd)
+{
+	int err = 0;
+
+	u->krows = rows;
+	u->max_krows = max_rows;
+	u->procs_fd = procs_fd;
+	for (size_t i = 0; i < u->nr_files; i++)
+		send_rows(u, &u->files[i]);
+	for (size_t i = 0; i < u->nr_procs; i++) {
+		struct tab_proc *p = &u->procs[i];
+
+		/* rows that did not fit: frame-pointer steps in that code */
+		for (__u32 k = 0; k < p->pm.nr; k++) {
+			struct wprof_exec_map *e = &p->pm.maps[k];
+
+			if (e->row_nr && e->row_first + e->row_nr > max_rows)
+				e->row_nr = 0;
+		}
+		if (!err)
+			err = send_proc(u, p);
+	}
+	return err;
+}
+
+void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st)
+{
+	*st = u->st;
+}

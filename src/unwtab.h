@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unwind tables for the in-kernel user stack walk (bpf/unwind.bpf.h): each
+ * executable file's .eh_frame as rows (struct wprof_unwind_row), built once
+ * per file, and per process the map of which file is where (struct
+ * wprof_proc_maps).
+ *
+ * Rows are built before the BPF maps exist (so that the row array can be
+ * sized), then bound to them; from then on new rows and process maps go to
+ * the kernel as soon as they are made.
+ */
+#ifndef WPROF_UNWTAB_H
+#define WPROF_UNWTAB_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <elfutils/libdw.h>
+#include <linux/types.h>
+
+#include "wprof.h"
+
+struct unwtab;
+
+struct unwtab_stats {
+	__u64 files;          /* executable files with rows */
+	__u64 files_no_cfi;   /* ... without .eh_frame / .eh_frame_hdr: frame-pointer steps */
+	__u64 files_no_room;  /* ... whose rows did not fit in the kernel's row array */
+	__u64 rows;           /* rows built */
+	__u64 procs;          /* process maps sent to the kernel */
+	__u64 procs_failed;   /* processes whose maps could not be read or sent */
+	__u64 maps_truncated; /* processes with more than WPROF_MAX_EXEC_MAPS executable maps */
+	__u64 build_ns;       /* time spent building rows */
+};
+
+struct unwtab *unwtab__new(void); /* NULL and errno on failure */
+void unwtab__free(struct unwtab *u); /* NULL ok */
+
+/*
+ * Read @pid's executable mappings, build the rows of files not seen before,
+ * and send the process's maps to the kernel (once bound; until then they
+ * wait). 0 or -errno; -ESRCH when the process is gone.
+ */
+int unwtab__add_pid(struct unwtab *u, int pid);
+/* Forget processes that exited (their kernel entries too). */
+void unwtab__prune(struct unwtab *u);
+/* Rows built so far: what the kernel's row array must hold at least. */
+size_t unwtab__nr_rows(const struct unwtab *u);
+
+/*
+ * Bind to the kernel's maps: @rows, the mmap()ed row array of @max_rows
+ * entries; @procs_fd, the tgid -> struct wprof_proc_maps hash. Sends what
+ * waits. 0 or -errno.
+ */
+int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows, int procs_fd);
+
+void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st);
+
+/*
+ * The rows of one ELF image (exposed for tests): appends to *@rows
+ * (realloc'd; *@nr rows, *@cap allocated) the rows of @elf's .eh_frame,
+ * with pc relative to *@base (the lowest address covered). 0, or -ENOENT
+ * when @elf has no usable .eh_frame_hdr, -E2BIG when its code spans 4 GiB.
+ */
+int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
+		       __u64 *base);
+
+#endif /* WPROF_UNWTAB_H */
