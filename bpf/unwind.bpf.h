@@ -164,6 +164,28 @@ static __always_inline void put_cut(struct wprof_stack *st, __u32 nr, __u32 cut)
 	stat_add(WPROF_STAT_CUT_BASE + (cut < WPROF_CUT_CNT ? cut : 0), 1);
 }
 
+#define VM_EXEC 0x4
+
+static long vma_is_exec(struct task_struct *task, struct vm_area_struct *vma, bool *exec)
+{
+	*exec = vma->vm_flags & VM_EXEC;
+	return 0;
+}
+
+/*
+ * Whether `addr` is in executable memory of `task`, asked of the kernel: a
+ * frame-pointer walk without the process's maps checks every return address
+ * so, rather than read on through data.
+ */
+static __always_inline bool is_exec(struct task_struct *task, __u64 addr)
+{
+	bool exec = false;
+
+	if (bpf_find_vma(task, addr, vma_is_exec, &exec, 0))
+		return false;
+	return exec;
+}
+
 /* A frame-pointer step: fp points at the saved fp, the return address above it. */
 static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra, bool other)
 {
@@ -212,7 +234,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 			c->cut = WPROF_CUT_NO_CODE;
 			return 1;
 		}
-		if (m->row_nr)
+		if (m->row_nr && look >= m->base)
 			row = find_row(m->row_first, m->row_nr, (__u32)(look - m->base));
 	}
 	if (row)
@@ -263,6 +285,10 @@ next:
 		return 1; /* a zeroed return address ends a chain */
 	if (cfa <= c->sp) {
 		c->cut = WPROF_CUT_LOOP;
+		return 1;
+	}
+	if (!c->pm && !is_exec(c->task, ra)) {
+		c->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
 	c->sp = cfa;

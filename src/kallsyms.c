@@ -27,12 +27,28 @@ struct ksym {
 	__u32 rank; /* lower wins among symbols at one address */
 };
 
+/* The sections of the kernel's scheduler and lock code: [start, end) each. */
+enum { SCHED_TEXT, LOCK_TEXT, NR_RANGES };
+static const char *const range_names[NR_RANGES][2] = {
+	{ "__sched_text_start", "__sched_text_end" },
+	{ "__lock_text_start", "__lock_text_end" },
+};
+
 struct kallsyms {
 	struct ksym *syms;
 	size_t nr;
 	size_t nr_text;
 	char *names;
+	__u64 ranges[NR_RANGES][2];
 };
+
+static void note_range(struct kallsyms *ks, __u64 addr, const char *name, size_t len)
+{
+	for (int r = 0; r < NR_RANGES; r++)
+		for (int e = 0; e < 2; e++)
+			if (strlen(range_names[r][e]) == len && !strncmp(name, range_names[r][e], len))
+				ks->ranges[r][e] = addr;
+}
 
 static bool is_text(char type)
 {
@@ -148,6 +164,7 @@ struct kallsyms *kallsyms__load(const char *path)
 			continue; /* tolerate lines we do not understand */
 		if (addr)
 			nonzero = true;
+		note_range(ks, addr, name, len);
 		err = add_sym(ks, &cap, &names_len, &names_cap, addr, type, name, len);
 		if (err)
 			goto cleanup;
@@ -209,6 +226,14 @@ const char *kallsyms__find(const struct kallsyms *ks, __u64 addr, __u64 *offset)
 	if (offset)
 		*offset = addr - sym->addr;
 	return ks->names + sym->name;
+}
+
+bool kallsyms__is_sched(const struct kallsyms *ks, __u64 addr)
+{
+	for (int r = 0; ks && r < NR_RANGES; r++)
+		if (addr >= ks->ranges[r][0] && addr < ks->ranges[r][1])
+			return true;
+	return false;
 }
 
 __u64 kallsyms__count(const struct kallsyms *ks)

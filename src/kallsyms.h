@@ -5,6 +5,7 @@
 #ifndef WPROF_KALLSYMS_H
 #define WPROF_KALLSYMS_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 struct kallsyms;
@@ -20,6 +21,11 @@ struct kallsyms *kallsyms__load(const char *path);
  * symbol of any type. *@offset (if not NULL) gets @addr minus its start.
  */
 const char *kallsyms__find(const struct kallsyms *ks, __u64 addr, __u64 *offset);
+/*
+ * Whether @addr is in the scheduler's or the lock code (.sched.text,
+ * .lock.text): the frames the kernel leaves out of a sleeping task's stack.
+ */
+bool kallsyms__is_sched(const struct kallsyms *ks, __u64 addr);
 /* Number of text symbols loaded. */
 __u64 kallsyms__count(const struct kallsyms *ks);
 /* NULL is ok. */

@@ -304,6 +304,14 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		int ret;
 
 		if (kernel) {
+			/*
+			 * The kernel leaves the scheduler and lock code out of
+			 * a sleeping task's stack (threads blocked when the
+			 * window opens): leave it out of every stack, so that
+			 * one wait is one stack.
+			 */
+			if (symbolizer__kernel_is_sched(b->sym, st->ips[i]))
+				continue;
 			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
 			strcat(name, "_[k]");
 		} else if (st->ips[i] >= WPROF_FRAME_CUT) {

@@ -652,17 +652,28 @@ int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inline
 	return i;
 }
 
+static void load_kallsyms(struct symbolizer *s)
+{
+	if (!s->ksyms_tried) {
+		/* Failure (kptr_restrict) is remembered: every kernel frame then falls back. */
+		s->ksyms = kallsyms__load(NULL);
+		s->ksyms_tried = true;
+	}
+}
+
+bool symbolizer__kernel_is_sched(struct symbolizer *s, __u64 ip)
+{
+	load_kallsyms(s);
+	return kallsyms__is_sched(s->ksyms, ip);
+}
+
 int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
 {
 	const char *name;
 
 	if (!s || !buf || !size)
 		return -EINVAL;
-	if (!s->ksyms_tried) {
-		/* Failure (kptr_restrict) is remembered: every kernel frame then falls back. */
-		s->ksyms = kallsyms__load(NULL);
-		s->ksyms_tried = true;
-	}
+	load_kallsyms(s);
 	name = kallsyms__find(s->ksyms, ip, NULL);
 	if (name) {
 		snprintf(buf, size, "%s", name);

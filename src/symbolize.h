@@ -101,6 +101,12 @@ int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size);
  */
 
 
+/*
+ * Whether kernel address @ip is in the scheduler's or the lock code, which
+ * the kernel leaves out of a sleeping task's stack (bpf_get_task_stack()).
+ */
+bool symbolizer__kernel_is_sched(struct symbolizer *s, __u64 ip);
+
 struct symbolizer_stats {
 	/* Calls of symbolizer__user()/__user_frames()/__kernel() by outcome, cache hits included. */
 	__u64 user_named, user_fallback, kernel_named, kernel_fallback;

@@ -308,7 +308,8 @@ int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, siz
 		free(starts);
 		return -ENOENT;
 	}
-	*base = starts[0];
+	if (starts[0] < *base)
+		*base = starts[0];
 	err = 0;
 	for (size_t i = 0; i < nfde && !err; i++) {
 		__u64 pc = starts[i], next = i + 1 < nfde ? starts[i + 1] : ~0ULL;
@@ -365,6 +366,90 @@ static void read_loads(Elf *elf, struct tab_file *f)
 	}
 }
 
+/*
+ * Where a thread's stack begins in code that has no CFI to say so: Go's
+ * runtime (frame pointers, no .eh_frame) starts goroutines under goexit and
+ * system stacks under mstart (and mcall, morestack, which switch to them).
+ * Walks stop there, complete, instead of reading on past the stack's start.
+ */
+static const char *const outermost_syms[] = {
+	"runtime.goexit", "runtime.mstart", "runtime.mcall", "runtime.morestack",
+	"runtime.rt0_go",
+};
+
+static bool is_outermost(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(outermost_syms); i++) {
+		size_t n = strlen(outermost_syms[i]);
+
+		if (!strncmp(name, outermost_syms[i], n) &&
+		    (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct wprof_unwind_row *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/*
+ * Mark the outermost functions of @elf's symbol table END in the rows
+ * [first, *nr): each range [start, end) becomes one END row, followed at end
+ * by the rule that held there before.
+ */
+static int mark_outermost(Elf *elf, struct unwtab *u, size_t first, __u64 base)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = data ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			struct wprof_unwind_row end = { .kind = WPROF_CFA_END }, after;
+			const char *name;
+			GElf_Sym sym;
+			size_t k;
+
+			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size || sym.st_value < base ||
+			    sym.st_value + sym.st_size - base > 0xffffffffULL)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !is_outermost(name))
+				continue;
+			/* the rule in force at the function's end goes on after it */
+			after = (struct wprof_unwind_row){ .kind = WPROF_CFA_NONE };
+			for (k = first; k < u->nr_rows && u->rows[k].pc <= sym.st_value + sym.st_size - base;
+			     k++)
+				after = u->rows[k];
+			after.pc = sym.st_value + sym.st_size - base;
+			end.pc = sym.st_value - base;
+			/* drop the rows inside, add the two */
+			for (k = first; k < u->nr_rows;) {
+				if (u->rows[k].pc >= end.pc && u->rows[k].pc <= after.pc)
+					u->rows[k] = u->rows[--u->nr_rows];
+				else
+					k++;
+			}
+			if (push_row(&u->rows, &u->nr_rows, &u->cap_rows, u->nr_rows, &end) ||
+			    push_row(&u->rows, &u->nr_rows, &u->cap_rows, u->nr_rows, &after))
+				return -ENOMEM;
+			qsort(&u->rows[first], u->nr_rows - first, sizeof(*u->rows), cmp_row);
+		}
+	}
+	return 0;
+}
+
 static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 {
 	struct timespec t0, t1;
@@ -372,7 +457,22 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	read_loads(elf, f);
+	f->base = ~0ULL;
+	for (int i = 0; i < f->nr_loads; i++)
+		if (f->loads[i].vaddr < f->base)
+			f->base = f->loads[i].vaddr;
 	f->err = unwtab__build_rows(elf, &u->rows, &u->nr_rows, &u->cap_rows, &f->base);
+	/* without .eh_frame, frame-pointer steps, but Go's stacks still end */
+	if (f->err == -ENOENT && f->nr_loads)
+		f->err = 0;
+	if (!f->err)
+		f->err = mark_outermost(elf, u, before, f->base);
+	if (!f->err && u->nr_rows == before) {
+		/* no rows at all: one NONE row keeps the map entry meaningful */
+		struct wprof_unwind_row none = { .pc = 0, .kind = WPROF_CFA_NONE };
+
+		f->err = push_row(&u->rows, &u->nr_rows, &u->cap_rows, before, &none);
+	}
 	f->row_first = before;
 	f->row_nr = f->err ? 0 : u->nr_rows - before;
 	if (f->err)
