@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The unwind rows against an independent unwinder: this test walks its own
+ * stack with the rows of its own executable and of libc, following the
+ * rules as bpf/unwind.bpf.h does, and compares every return address with
+ * what glibc's backtrace() finds (libgcc's .eh_frame unwinder). The chain
+ * goes through code without frame pointers (this file is built with -O2,
+ * which omits them, and libc's qsort() calling back into it), so a
+ * frame-pointer walk would skip callers; the rows must not.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "unwtab.h"
+#include "wprof.h"
+
+#define MAX_MODS 16
+#define DEPTH 32
+
+struct mod {
+	__u64 lo, hi;   /* executable range */
+	__u64 bias;     /* load bias (dlpi_addr) */
+	__u64 base;     /* table base (ELF address) */
+	struct wprof_unwind_row *rows;
+	size_t nr;
+};
+
+static struct mod mods[MAX_MODS];
+static int nr_mods;
+
+static int add_mod(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	const char *path = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+	struct mod *m = &mods[nr_mods];
+	size_t cap = 0;
+	Elf *elf;
+	int fd;
+
+	if (nr_mods == MAX_MODS || strstr(path, "linux-vdso"))
+		return 0;
+	m->lo = ~0ULL;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < m->lo)
+			m->lo = info->dlpi_addr + ph->p_vaddr;
+		m->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		if (ph->p_vaddr < m->base || !m->base)
+			m->base = ph->p_vaddr;
+	}
+	m->bias = info->dlpi_addr;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !unwtab__build_rows(elf, &m->rows, &m->nr, &cap, &m->base))
+		nr_mods++;
+	else
+		free(m->rows);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return 0;
+}
+
+static const struct wprof_unwind_row *row_at(__u64 pc, const struct mod **mod)
+{
+	for (int i = 0; i < nr_mods; i++) {
+		const struct mod *m = &mods[i];
+		size_t lo = 0, hi = m->nr;
+		__u64 rel;
+
+		if (pc < m->lo || pc >= m->hi)
+			continue;
+		rel = pc - m->bias - m->base;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->rows[mid].pc <= rel)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		*mod = m;
+		return lo ? &m->rows[lo - 1] : NULL;
+	}
+	return NULL;
+}
+
+/* The walk of bpf/unwind.bpf.h over our own memory: return addresses, outermost last. */
+static int walk(__u64 pc, __u64 sp, __u64 fp, __u64 *out, int max, int *kind_end)
+{
+	int n = 0;
+	bool exact = true;
+
+	*kind_end = -1;
+	while (n < max) {
+		const struct mod *m = NULL;
+		const struct wprof_unwind_row *r = row_at(exact ? pc : pc - 1, &m);
+		__u64 cfa, ra;
+
+		if (!r) {
+			*kind_end = -2;
+			break;
+		}
+		if (r->kind == WPROF_CFA_SP)
+			cfa = sp + r->cfa_off;
+		else if (r->kind == WPROF_CFA_FP)
+			cfa = fp + r->cfa_off;
+		else if (r->kind == WPROF_CFA_NONE) {
+			cfa = fp + 16;
+			ra = ((__u64 *)fp)[1];
+			fp = ((__u64 *)fp)[0];
+			goto next;
+		} else {
+			*kind_end = r->kind;
+			break;
+		}
+		ra = *(__u64 *)(cfa - 8);
+		if (r->fp_off8 && r->fp_off8 != WPROF_FP_LOST)
+			fp = *(__u64 *)(cfa + r->fp_off8 * 8);
+next:
+		if (!ra || cfa <= sp)
+			break;
+		out[n++] = ra;
+		sp = cfa;
+		pc = ra;
+		exact = false;
+	}
+	return n;
+}
+
+static int check_depth;
+
+static __attribute__((noinline)) int compare_here(const void *a, const void *b)
+{
+	void *bt[DEPTH];
+	__u64 pc, sp, fp, ours[DEPTH];
+	int nbt, n, end, same = 0, first;
+
+	if (check_depth++)
+		return *(const int *)a - *(const int *)b; /* once is enough */
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(pc), "=r"(sp), "=r"(fp));
+	n = walk(pc, sp, fp, ours, DEPTH, &end);
+	nbt = backtrace(bt, DEPTH);
+	/* backtrace()'s first frame is compare_here itself (an address in it) */
+	first = 1;
+	for (int i = 0; i + first < nbt && i < n; i++)
+		same += ours[i] == (__u64)bt[i + first];
+	CHECK(n >= 6, "the walk through qsort() found at least 6 callers (found %d)", n);
+	CHECK_EQ_U64(same, nbt - first,
+		     "every return address backtrace() finds, in order (%d of ours)", n);
+	CHECK(end == WPROF_CFA_END, "the walk ended at a frame whose CFI says it is the first "
+				   "(end %d)", end);
+	return *(const int *)a - *(const int *)b;
+}
+
+static __attribute__((noinline)) void sort_some(int depth)
+{
+	int v[4] = { 3, 1, 2, 0 };
+
+	if (depth > 0) {
+		sort_some(depth - 1);
+		__asm__ volatile("" ::: "memory"); /* no tail call */
+		return;
+	}
+	qsort(v, 4, sizeof(v[0]), compare_here);
+}
+
+static void test_walk_matches_backtrace(void)
+{
+	void *bt[2];
+
+	backtrace(bt, 2); /* loads libgcc_s before we list the modules */
+	dl_iterate_phdr(add_mod, NULL);
+	CHECK(nr_mods >= 2, "rows for the executable and libc (%d modules)", nr_mods);
+	sort_some(5);
+	CHECK(check_depth > 0, "the comparator ran");
+}
+
+static void test_rows_sorted(void)
+{
+	for (int i = 0; i < nr_mods; i++) {
+		bool sorted = true, kinds = true;
+
+		for (size_t k = 1; k < mods[i].nr; k++)
+			sorted &= mods[i].rows[k - 1].pc < mods[i].rows[k].pc;
+		for (size_t k = 0; k < mods[i].nr; k++)
+			kinds &= mods[i].rows[k].kind <= WPROF_CFA_BAD;
+		CHECK(sorted, "module %d: rows strictly sorted by pc (%zu rows)", i, mods[i].nr);
+		CHECK(kinds, "module %d: every row has a known kind", i);
+	}
+}
+
+int main(void)
+{
+	elf_version(EV_CURRENT);
+	test_walk_matches_backtrace();
+	test_rows_sorted();
+	return unit_done();
+}
