@@ -120,15 +120,34 @@ static __always_inline struct wprof_exec_map *find_map(struct wprof_proc_maps *p
 	return pc < pm->maps[idx].end ? &pm->maps[idx] : NULL;
 }
 
-/* The last row at or before table address `rel` in [first, first + nr), or NULL. */
-static __always_inline struct wprof_unwind_row *find_row(__u32 first, __u32 nr, __u32 rel)
+/* Entry `idx` of a page index: a row index, or WPROF_NO_ROW. */
+static __always_inline __u32 page_entry(__u32 idx)
 {
-	struct search_ctx s = { .key = rel, .lo = first, .hi = first + nr };
-	__u32 idx;
+	struct wprof_unwind_row *e = bpf_map_lookup_elem(&unwind_rows, &idx);
 
+	return e ? e->pc : WPROF_NO_ROW;
+}
+
+/* The row in force at table address `rel` of mapping `m`, or NULL. */
+static __always_inline struct wprof_unwind_row *find_row(struct wprof_exec_map *m, __u32 rel)
+{
+	__u32 page = rel >> WPROF_PAGE_SHIFT, first = m->row_first, lo, hi, idx;
+	struct search_ctx s = { .key = rel };
+
+	if (page >= m->page_nr)
+		page = m->page_nr - 1; /* past the last row: that row's rule */
+	/* the answer lies between the rows in force at this page's start and the next's */
+	lo = page_entry(m->page_first + page);
+	hi = page + 1 < m->page_nr ? page_entry(m->page_first + page + 1) :
+				     first + m->row_nr - 1;
+	if (hi == WPROF_NO_ROW)
+		return NULL; /* no row starts before the next page: none before rel */
+	lo = lo == WPROF_NO_ROW ? first : lo;
+	s.lo = lo;
+	s.hi = hi + 1;
 	bpf_loop(ROW_SEARCH_STEPS, row_search_step, &s, 0);
-	if (s.lo == first)
-		return NULL;
+	if (s.lo == lo)
+		return NULL; /* every row here starts after rel */
 	idx = s.lo - 1;
 	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
@@ -234,8 +253,8 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 			c->cut = WPROF_CUT_NO_CODE;
 			return 1;
 		}
-		if (m->row_nr && look >= m->base)
-			row = find_row(m->row_first, m->row_nr, (__u32)(look - m->base));
+		if (m->row_nr && m->page_nr && look >= m->base)
+			row = find_row(m, (__u32)(look - m->base));
 	}
 	if (row)
 		kind = row->kind;

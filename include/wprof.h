@@ -80,7 +80,17 @@ struct wprof_exec_map {
 	__u64 base;       /* row pc = address - base */
 	__u32 row_first;  /* index in unwind_rows */
 	__u32 row_nr;     /* 0: no CFI (JIT, Go): frame-pointer steps */
+	/*
+	 * A page index before the rows, so that a walk searches a handful of
+	 * rows, not all: entry p (in unwind_rows, its pc field) is the index
+	 * of the row in force at row pc p << WPROF_PAGE_SHIFT, or
+	 * WPROF_NO_ROW when none is.
+	 */
+	__u32 page_first;
+	__u32 page_nr;
 };
+#define WPROF_PAGE_SHIFT 10
+#define WPROF_NO_ROW 0xffffffffU
 
 #define WPROF_MAX_EXEC_MAPS 128
 struct wprof_proc_maps {

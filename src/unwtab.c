@@ -37,6 +37,7 @@ struct tab_file {
 	bool vdso;
 	int err;          /* 0, or why it has no rows */
 	__u64 base;       /* ELF address of row pc 0 */
+	__u32 page_first, page_nr; /* the page index, right before the rows */
 	__u32 row_first, row_nr;
 	struct { __u64 off, vaddr, filesz; } loads[MAX_LOADS]; /* PT_LOAD segments */
 	int nr_loads;
@@ -450,6 +451,38 @@ static int mark_outermost(Elf *elf, struct unwtab *u, size_t first, __u64 base)
 	return 0;
 }
 
+/*
+ * Put the page index of @f's rows before them (see struct wprof_exec_map):
+ * entry p holds the index of the row in force at p << WPROF_PAGE_SHIFT.
+ */
+static int add_pages(struct unwtab *u, struct tab_file *f)
+{
+	__u32 np = (u->rows[f->row_first + f->row_nr - 1].pc >> WPROF_PAGE_SHIFT) + 1, k = 0;
+	struct wprof_unwind_row *rows;
+
+	while (u->nr_rows + np > u->cap_rows) {
+		rows = realloc(u->rows, u->cap_rows * 2 * sizeof(*rows));
+		if (!rows)
+			return -ENOMEM;
+		u->rows = rows;
+		u->cap_rows *= 2;
+	}
+	rows = &u->rows[f->row_first];
+	memmove(rows + np, rows, f->row_nr * sizeof(*rows));
+	f->page_first = f->row_first;
+	f->page_nr = np;
+	f->row_first += np;
+	u->nr_rows += np;
+	for (__u32 p = 0; p < np; p++) {
+		__u64 at = (__u64)p << WPROF_PAGE_SHIFT;
+
+		while (k < f->row_nr && rows[np + k].pc <= at)
+			k++;
+		rows[p] = (struct wprof_unwind_row){ .pc = k ? f->row_first + k - 1 : WPROF_NO_ROW };
+	}
+	return 0;
+}
+
 static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 {
 	struct timespec t0, t1;
@@ -475,6 +508,11 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 	}
 	f->row_first = before;
 	f->row_nr = f->err ? 0 : u->nr_rows - before;
+	if (f->row_nr && add_pages(u, f)) {
+		u->nr_rows = before;
+		f->row_nr = 0;
+		f->err = -ENOMEM;
+	}
 	if (f->err)
 		u->st.files_no_cfi++;
 	else
@@ -487,16 +525,19 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 /* Copy new rows to the kernel, if they fit; a file that does not fit has none. */
 static void send_rows(struct unwtab *u, struct tab_file *f)
 {
-	if (!u->krows || !f->row_nr || f->row_first + f->row_nr <= u->nr_krows)
+	__u32 end = f->row_first + f->row_nr;
+
+	if (!u->krows || !f->row_nr || end <= u->nr_krows)
 		return;
-	if (f->row_first + f->row_nr > u->max_krows) {
+	if (end > u->max_krows) {
 		f->row_nr = 0;
 		f->err = -ENOSPC;
 		u->st.files_no_room++;
 		return;
 	}
-	memcpy(&u->krows[f->row_first], &u->rows[f->row_first], f->row_nr * sizeof(*u->rows));
-	u->nr_krows = f->row_first + f->row_nr;
+	memcpy(&u->krows[f->page_first], &u->rows[f->page_first],
+	       (end - f->page_first) * sizeof(*u->rows));
+	u->nr_krows = end;
 }
 
 /* The file mapped at @m in @pid, its rows built the first time it is seen. */
@@ -637,6 +678,8 @@ int unwtab__add_pid(struct unwtab *u, int pid)
 				e->base = m->start - vaddr + f->base;
 				e->row_first = f->row_first;
 				e->row_nr = f->row_nr;
+				e->page_first = f->page_first;
+				e->page_nr = f->page_nr;
 			}
 		}
 		p->pm.nr++;
