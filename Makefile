@@ -7,6 +7,7 @@
 #   make bench      overhead and symbolization benchmarks
 #   make install    PREFIX=/usr/local DESTDIR=
 #   V=1             show the commands
+#   WERROR=         do not stop at warnings (e.g. CFLAGS=-fsanitize=address)
 
 OUT      ?= build
 PREFIX   ?= /usr/local
@@ -27,7 +28,9 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS   ?= -O2 -g
-WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+# WERROR= (empty) builds with warnings as warnings: sanitizer builds warn more.
+WERROR   ?= -Werror
+WARN     := -Wall -Wextra $(WERROR) -Wno-unused-parameter
 CPPFLAGS := -Iinclude -Isrc -I$(OUT) -D_GNU_SOURCE
 DEPFLAGS  = -MMD -MP
 # libbpf is linked statically (Debian ships libbpf.a); the rest dynamically.

@@ -167,7 +167,8 @@ static struct cu_index *cu_index__build(Dwarf_Die *cu)
 
 	if (!ci || walk(ci, cu, -1, 0))
 		goto fail;
-	qsort(ci->ivs, ci->nr_ivs, sizeof(*ci->ivs), iv_cmp);
+	if (ci->nr_ivs) /* qsort(NULL, 0) is undefined */
+		qsort(ci->ivs, ci->nr_ivs, sizeof(*ci->ivs), iv_cmp);
 	ci->max_hi = malloc((ci->nr_ivs ? ci->nr_ivs : 1) * sizeof(*ci->max_hi));
 	if (!ci->max_hi)
 		goto fail;

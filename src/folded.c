@@ -316,13 +316,13 @@ int folded__write(const struct folded *f, FILE *out)
 		return -ENOMEM;
 	for (i = 0; i < f->nr; i++) {
 		if (fprintf(out, "%s %llu\n", ents[i]->key, (unsigned long long)ents[i]->weight) < 0) {
-			err = -EIO;
+			err = errno ? -errno : -EIO;
 			break;
 		}
 	}
 	/* Errors of buffered writes (ENOSPC, EPIPE...) only show up at flush. */
-	if (fflush(out) || ferror(out))
-		err = -EIO;
+	if (!err && (fflush(out) || ferror(out)))
+		err = errno ? -errno : -EIO;
 	free(ents);
 	return err;
 }

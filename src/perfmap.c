@@ -229,7 +229,8 @@ static int build_index(struct perfmap *pm)
 	if (!max_end)
 		return -ENOMEM;
 	pm->max_end = max_end;
-	qsort(pm->ents, pm->nr, sizeof(*pm->ents), ent_cmp);
+	if (pm->nr) /* qsort(NULL, 0) is undefined */
+		qsort(pm->ents, pm->nr, sizeof(*pm->ents), ent_cmp);
 	for (i = 0; i < pm->nr; i++)
 		max_end[i] = i && max_end[i - 1] > pm->ents[i].end ? max_end[i - 1] : pm->ents[i].end;
 	return 0;

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "folded.h"
+#include "outfile.h"
 #include "profile.h"
 #include "record.h"
 #include "report.h"
@@ -34,6 +35,8 @@ struct recorder {
 	int sigfd;
 	pid_t child;         /* -- CMD */
 	int child_status;
+	bool child_done;     /* it ended by itself while recording: child_status says how */
+	struct outfile outfile; /* -o */
 	int go_fd;           /* child execs when this closes */
 	int exec_err_fd;     /* child reports exec failure here */
 	bool *gone;          /* per target id */
@@ -91,12 +94,24 @@ static int open_output(struct recorder *r)
 		r->out = stdout;
 		return 0;
 	}
-	r->out = fopen(r->opts.output, "w");
-	if (!r->out) {
-		int err = -errno;
+	return outfile__open(r->opts.output, &r->outfile) ?: (r->out = r->outfile.f, 0);
+}
 
-		pr_err("cannot write output file %s: %s", r->opts.output, strerror(-err));
-		return err;
+/* How CMD ended, in a line of the summary, and the exit status wprof takes from it. */
+static int child_exit(struct recorder *r)
+{
+	int st = r->child_status;
+
+	if (!r->opts.cmd || !r->child_done)
+		return 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st)) {
+		pr_info("%s exited with status %d", r->opts.cmd[0], WEXITSTATUS(st));
+		return WEXITSTATUS(st);
+	}
+	if (WIFSIGNALED(st)) {
+		pr_info("%s was killed by signal %d (%s)%s", r->opts.cmd[0], WTERMSIG(st),
+			strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+		return 128 + WTERMSIG(st);
 	}
 	return 0;
 }
@@ -228,8 +243,10 @@ static bool targets_gone(struct recorder *r)
 	bool all = true;
 
 	if (o->cmd) {
-		if (r->child > 0 && waitpid(r->child, &r->child_status, WNOHANG) == r->child)
+		if (r->child > 0 && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
 			r->child = 0;
+			r->child_done = true;
+		}
 		return r->child == 0;
 	}
 	if (o->filter == WPROF_FILTER_ALL)
@@ -320,14 +337,16 @@ static int finish(struct recorder *r, const char *why)
 		err = folded__write(f, r->out);
 		break;
 	}
-	if (!err && fflush(r->out))
+	if (!err && r->out == stdout && fflush(stdout))
 		err = -errno;
-	if (err) {
-		pr_err("cannot write %s: %s", r->opts.output ? r->opts.output : "to stdout",
-		       strerror(-err));
-		goto out;
-	}
-	pr_info("stopped: %s; %zu stacks written", why, folded__nr(f));
+	if (!err && r->outfile.f)
+		err = outfile__commit(&r->outfile); /* says what failed */
+	else if (err)
+		pr_err("cannot write %s: %s%s", r->opts.output ? r->opts.output : "to stdout",
+		       strerror(-err), err == -EPIPE ? " (the reader went away)" :
+				       err == -ENOSPC ? " (the disk is full)" : "");
+	/* what was measured is on stderr even when the output could not be written */
+	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
 	report__summary(&prof, r->session, r->sym, stderr);
 	if (r->opts.bpf_stats)
 		session__print_prog_stats(r->session, stderr);
@@ -342,7 +361,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1 };
 	sigset_t mask, oldmask;
 	const char *why;
-	int err;
+	int err, code = 0;
 
 	err = cli_parse_record(argc, argv, &r.opts);
 	if (err)
@@ -434,6 +453,7 @@ int cmd_record(int argc, char **argv)
 	why = record_loop(&r);
 	snapshot_targets(&r);
 	err = finish(&r, why);
+	code = child_exit(&r);
 out:
 	if (r.go_fd >= 0)
 		close(r.go_fd); /* a child still waiting exits without running CMD */
@@ -441,10 +461,7 @@ out:
 		kill(r.child, SIGTERM);
 		waitpid(r.child, NULL, 0);
 	}
-	if (r.out && r.out != stdout && fclose(r.out) && !err) {
-		pr_err("cannot write output file %s: %s", r.opts.output, strerror(errno));
-		err = -EIO;
-	}
+	outfile__abort(&r.outfile); /* a run that failed leaves the old file */
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);
@@ -453,5 +470,5 @@ out:
 	free(r.gone);
 	free(r.seen_pids);
 	cli_free_record(&r.opts);
-	return err ? 1 : 0;
+	return err ? 1 : code;
 }

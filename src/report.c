@@ -208,7 +208,9 @@ int report__threads(const struct profile *p, FILE *f)
 	}
 	free(threads);
 	free(procs);
-	return fflush(f) || ferror(f) ? -EIO : 0;
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 /* A JSON string: valid UTF-8 passes, other bytes and controls are escaped. */
@@ -374,6 +376,6 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 			(unsigned long long)l[i].value);
 	fprintf(f, "}\n}\n");
 	if (!err && (fflush(f) || ferror(f)))
-		err = -EIO;
+		err = errno ? -errno : -EIO;
 	return err;
 }
