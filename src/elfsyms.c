@@ -9,9 +9,13 @@
  * never need it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
@@ -51,6 +55,7 @@ struct elfsyms {
 	unsigned char build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	int richness;
+	unsigned int owner_uid; /* of the file: whose debug files it may name */
 	bool indexed;
 	char **debuginfo_path;
 	__u64 bias; /* module address - ELF vaddr */
@@ -78,8 +83,12 @@ static int probe(struct elfsyms *e)
 	size_t shstrndx;
 	ssize_t len;
 
+	struct stat st;
+
 	if (!elf)
 		return -EINVAL;
+	if (!fstat(e->fd, &st))
+		e->owner_uid = st.st_uid;
 	if (elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return -EINVAL;
@@ -308,6 +317,111 @@ cleanup:
 	return err;
 }
 
+/*
+ * Open a candidate debug file for @e, or -1: only a regular file (a FIFO or
+ * a device named by another user must not hang or feed a root tool, hence
+ * O_NONBLOCK) whose content the owner of @e could read anyway (world
+ * readable, or theirs), and with @e's build-id when @e has one.
+ */
+static int open_debug_file(const struct elfsyms *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	const void *id;
+	bool ok = false;
+	Elf *elf;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    !((st.st_mode & S_IROTH) || (st.st_uid == e->owner_uid && (st.st_mode & S_IRUSR))))
+		goto out;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		ok = !e->build_id_len ||
+		     (dwelf_elf_gnu_build_id(elf, &id) == (ssize_t)e->build_id_len &&
+		      !memcmp(id, e->build_id, e->build_id_len));
+	if (elf)
+		elf_end(elf);
+out:
+	if (!ok) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int try_debug_file(const struct elfsyms *e, char *path, char **found)
+{
+	int fd = path ? open_debug_file(e, path) : -1;
+
+	if (fd >= 0)
+		*found = path;
+	else
+		free(path);
+	return fd;
+}
+
+/*
+ * libdw's search for separate debug files (by build-id under the absolute
+ * directories of the path, by .gnu_debuglink next to the file, in its
+ * .debug/ and under those directories), done as a root tool must do what
+ * other users' files ask of it: the debuglink is a file name, never a path
+ * ("../../root/x" is ignored), and each candidate goes through
+ * open_debug_file(). Last, libdw's search by build-id alone: under root's
+ * directories, and debuginfod when DEBUGINFOD_URLS is set.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	const struct elfsyms *e = *userdata;
+	char *dirs, *dir, *rest, *fdir, *copy, *path;
+	int fd = -1;
+
+	if (!e || !*e->debuginfo_path)
+		return -1;
+	if (debuglink && (strchr(debuglink, '/') || !strcmp(debuglink, ".") ||
+			  !strcmp(debuglink, "..") || !debuglink[0]))
+		debuglink = NULL;
+	dirs = strdup(*e->debuginfo_path);
+	copy = file_name ? strdup(file_name) : NULL;
+	fdir = copy ? dirname(copy) : NULL;
+	/* "" (next to the file) is an entry too: strsep(), not strtok() */
+	for (rest = dirs; rest && fd < 0;) {
+		dir = strsep(&rest, ":");
+		path = NULL;
+		if (dir[0] == '/' && e->build_id_len) {
+			char hex[2 * MAX_BUILD_ID + 1];
+
+			for (size_t i = 0; i < e->build_id_len; i++)
+				sprintf(hex + 2 * i, "%02x", e->build_id[i]);
+			if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2) < 0)
+				path = NULL;
+			fd = try_debug_file(e, path, debuginfo_file_name);
+		}
+		if (fd >= 0 || !debuglink || !fdir)
+			continue;
+		path = NULL;
+		if (dir[0] == '/' && asprintf(&path, "%s%s/%s", dir, fdir, debuglink) < 0)
+			path = NULL;
+		else if (dir[0] != '/' &&
+			 asprintf(&path, "%s/%s%s%s", fdir, dir, dir[0] ? "/" : "", debuglink) < 0)
+			path = NULL;
+		fd = try_debug_file(e, path, debuginfo_file_name);
+	}
+	free(dirs);
+	free(copy);
+	if (fd >= 0)
+		return fd;
+	/*
+	 * Without a file name or debuglink, libdw's search is by build-id
+	 * alone (with one it would also try "FILE.debug" next to FILE).
+	 */
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL, NULL, 0,
+					    debuginfo_file_name);
+}
+
 /* A Dwfl holding just this file, reported at 0: module addresses are the ELF's vaddrs. */
 static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
 {
@@ -317,8 +431,14 @@ static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
 	if (!*dwfl)
 		return NULL;
 	mod = dwfl_report_elf(*dwfl, e->base, e->path, e->fd, 0, true);
-	if (mod)
+	if (mod) {
+		void **userdata;
+
 		e->fd = -1; /* libdw's now, closed by dwfl_end() */
+		/* find_debuginfo() gets it */
+		if (dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+			*userdata = e;
+	}
 	if (dwfl_report_end(*dwfl, NULL, NULL) || !mod)
 		return NULL;
 	return mod;
@@ -343,7 +463,7 @@ void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 	 */
 	e->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = e->debuginfo_path,
 	};

@@ -29,6 +29,7 @@ struct pm_ent {
 struct perfmap {
 	int pid, nspid;
 	unsigned int euid;
+	bool truncated; /* bigger than PERFMAP_MAX_BYTES: the rest is not read */
 	bool host_ok; /* our /tmp/perf-PID.map is the process's file */
 	int fd;	      /* -1 until opened */
 	off_t off;    /* parsed up to here (a line start) */
@@ -147,7 +148,13 @@ static int open_map(struct perfmap *pm)
 	}
 	if (fd < 0)
 		return fd == -ELOOP ? -EPERM : fd; /* ELOOP: the map is a symlink */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid && st.st_uid != pm->euid)) {
+	/*
+	 * Trusted when its content is the process's own: a file of the
+	 * process's user that user can read (root's files only for a root
+	 * process). A root-only file mounted there by a user namespace is not.
+	 */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != pm->euid ||
+	    !(st.st_mode & S_IRUSR)) {
 		close(fd);
 		return -EPERM;
 	}
@@ -264,7 +271,13 @@ int perfmap__refresh(struct perfmap *pm)
 	pm->mtime = st.st_mtim;
 	if (st.st_size == pm->off)
 		goto index;
-	len = st.st_size - pm->off;
+	/* a map is text a runtime appends to; past this much it is not one worth trusting */
+	if (st.st_size > PERFMAP_MAX_BYTES) {
+		pm->truncated = true;
+		if (pm->off >= PERFMAP_MAX_BYTES)
+			goto index;
+	}
+	len = (st.st_size > PERFMAP_MAX_BYTES ? PERFMAP_MAX_BYTES : st.st_size) - pm->off;
 	buf = malloc(len + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -292,6 +305,11 @@ index:
 	if (err)
 		return err;
 	return changed;
+}
+
+bool perfmap__truncated(const struct perfmap *pm)
+{
+	return pm && pm->truncated;
 }
 
 const char *perfmap__find(const struct perfmap *pm, __u64 addr)

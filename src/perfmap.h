@@ -11,8 +11,8 @@
  * the same addresses wins (code freed and reused).
  *
  * The file sits in a world-writable directory, so it is only trusted when
- * it is a regular file (not a symlink) owned by the process's effective
- * uid or by root. A process in another mount namespace or chroot wrote it
+ * it is a regular file (not a symlink) owned by the process's effective uid
+ * and readable by it; only its first PERFMAP_MAX_BYTES are read. A process in another mount namespace or chroot wrote it
  * under its own root: /proc/PID/root/tmp/perf-NSPID.map, NSPID being its
  * pid in its own pid namespace.
  */
@@ -23,6 +23,11 @@
 #include <linux/types.h>
 
 struct perfmap;
+
+#define PERFMAP_MAX_BYTES (64U << 20)
+
+/* Whether the map was bigger than PERFMAP_MAX_BYTES (and the rest not read). */
+bool perfmap__truncated(const struct perfmap *pm);
 
 /*
  * Where the perf map of @pid is, whether it exists yet or not; nothing is

@@ -66,6 +66,7 @@ struct proc {
 	bool jit_checked;   /* the perf map was refreshed since the last add_pid */
 	bool jit_counted;   /* counted in stats.jit_maps */
 	bool jit_untrusted; /* counted in stats.jit_untrusted */
+	bool jit_truncated; /* counted in stats.jit_truncated */
 };
 
 /* The names of one address: @nr times a kind byte and a NUL-terminated name. */
@@ -382,6 +383,10 @@ static void refresh_jit(struct symbolizer *s, struct proc *p, int pid)
 	if (perfmap__count(p->jit) && !p->jit_counted) {
 		p->jit_counted = true;
 		s->stats.jit_maps++;
+	}
+	if (perfmap__truncated(p->jit) && !p->jit_truncated) {
+		p->jit_truncated = true;
+		s->stats.jit_truncated++;
 	}
 }
 

@@ -119,6 +119,7 @@ struct symbolizer_stats {
 	__u64 files_closed_early;
 	__u64 jit_maps;	     /* processes whose perf map named something */
 	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */
+	__u64 jit_truncated; /* perf maps read only up to PERFMAP_MAX_BYTES */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
