@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "perfmap.h"
 #include "util.h"
 
 /* Every loss counter, by name, for the summary and the JSON report. */
@@ -83,6 +84,20 @@ static size_t threads_of(const struct profile *p, __u32 pid, const struct thread
 	return n;
 }
 
+/* Perf maps that were not used, or not whole. */
+static void print_jit(FILE *f, const struct symbolizer *sym)
+{
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(sym, &ss);
+	if (ss.jit_untrusted)
+		fprintf(f, "wprof: %llu perf maps ignored: not a file of the process's own user "
+			"that it can read\n", (unsigned long long)ss.jit_untrusted);
+	if (ss.jit_truncated)
+		fprintf(f, "wprof: %llu perf maps read only up to their first %u MiB\n",
+			(unsigned long long)ss.jit_truncated, PERFMAP_MAX_BYTES >> 20);
+}
+
 /* How the user stacks were walked, and every walk that stopped short, by why. */
 static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
 {
@@ -159,6 +174,8 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
+	if (sym)
+		print_jit(f, sym);
 	losses(p, s, sym, l);
 	fprintf(f, "wprof: lost:");
 	for (int i = 0; i < NR_LOSSES; i++)
