@@ -84,6 +84,12 @@ static int check_targets(const struct record_opts *o)
 			       tgid);
 			return -EINVAL;
 		}
+		/* a zombie would record nothing and look like a success */
+		if (!task_alive(tgid, id)) {
+			pr_err("%s %u has exited (a zombie waiting for its parent): nothing to "
+			       "record", o->filter == WPROF_FILTER_PID ? "pid" : "tid", id);
+			return -ESRCH;
+		}
 	}
 	return 0;
 }

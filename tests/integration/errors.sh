@@ -68,4 +68,17 @@ else
 fi
 check "unprivileged message also names CAP_PERFMON" grep -q CAP_PERFMON "$TMP/err.err"
 WPROF=$WPROF_SAVED
+
+# a zombie: its child exits, it never reaps (exec replaced the shell that would)
+sh -c 'sleep 0.1 & exec sleep 30' &
+zparent=$!
+LIB_PIDS+=("$zparent")
+zombie=
+for _ in $(seq 50); do
+	zombie=$(ps -o pid=,stat= --ppid "$zparent" | awk '$2 ~ /^Z/ { print $1 }')
+	[ -n "$zombie" ] && break
+	sleep 0.1
+done
+[ -n "$zombie" ] || fatal "no zombie appeared"
+expect_error "zombie pid $zombie" "zombie" record -p "$zombie" -d 1
 finish
