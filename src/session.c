@@ -71,9 +71,23 @@ static int check_btf(const char *path)
 	return 0;
 }
 
-static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot)
+/* sched_entry_tp, which times switches (see bpf/sched.bpf.c), is in 6.16 and later. */
+static bool has_sched_entry_tp(const char *path)
+{
+	struct btf *btf = btf__parse(path ? path : DEFAULT_BTF, NULL);
+	bool has;
+
+	if (!btf)
+		return false;
+	has = btf__find_by_name_kind(btf, "btf_trace_sched_entry_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return has;
+}
+
+static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
+	bpf_program__set_autoload(skel->progs.tp_sched_entry, !raw_tp && entry_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
@@ -114,7 +128,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.wakes, 1);
-	set_autoload(skel, raw_tp, snapshot);
+	set_autoload(skel, raw_tp, snapshot, has_sched_entry_tp(o->btf_path));
 	err = wprof_bpf__load(skel);
 	if (err) {
 		wprof_bpf__destroy(skel);
