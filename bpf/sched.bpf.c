@@ -199,19 +199,25 @@ static __always_inline void add_part(struct wprof_thread *th, __u32 state, __u64
  * Close the thread's off-CPU interval at `now`: a blocked interval is split
  * at its wakeup into the blocked part and the wait for a CPU after it. The
  * thread's own totals are exact; the stacks get what passes the filters.
- * src/profile.c closes intervals still open at the window's end the same way.
+ * Only the window's part of it counts (a block is one if its blocked part
+ * is in the window). src/profile.c closes intervals still open at the
+ * window's end the same way.
  */
 static __always_inline void close_interval(struct wprof_thread *th, __u64 now)
 {
-	__u64 start = th->off_since_ns, wake = th->wake_ns, end = now, ns;
+	__u64 start = th->off_since_ns, wake = th->wake_ns, split = now, ns;
 	__u32 state = th->off_state;
 
-	if (state >= WPROF_STATE_CNT)
+	th->off_since_ns = 0;
+	th->wake_ns = 0;
+	if (state >= WPROF_STATE_CNT || !window_open())
 		return;
-	if (state != WPROF_OFF_RUNQ) {
-		if (wake && wake >= start && wake <= now)
-			end = wake;
-		ns = end - start;
+	if (state == WPROF_OFF_RUNQ)
+		split = start;
+	else if (wake && wake >= start && wake <= now)
+		split = wake;
+	ns = span(start, split);
+	if (ns) {
 		th->off_ns[state] += ns;
 		th->blocks++;
 		if (ns > th->max_block_ns)
@@ -219,13 +225,18 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now)
 		hist_add(th->pid, ns);
 		add_part(th, state, ns, true);
 	}
-	if (now > end || state == WPROF_OFF_RUNQ) {
-		ns = now - (state == WPROF_OFF_RUNQ ? start : end);
+	ns = span(split, now);
+	if (ns) {
 		th->off_ns[WPROF_OFF_RUNQ] += ns;
 		add_part(th, WPROF_OFF_RUNQ, ns, false);
 	}
-	th->off_since_ns = 0;
-	th->wake_ns = 0;
+}
+
+/* On-CPU time in the window. */
+static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to)
+{
+	if (window_open())
+		th->on_ns += span(from, to);
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
@@ -238,15 +249,16 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!th)
 		return;
 	if (th->oncpu_since_ns) {
-		th->on_ns += now - th->oncpu_since_ns;
+		add_on(th, th->oncpu_since_ns, now);
 	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
-		th->on_ns += now - th->first_ns;
+		add_on(th, th->first_ns, now);
 	} else {
 		/*
 		 * It got back on a CPU without a sched_switch event (seen on
-		 * 6.18, around DAMON's kthreads; the kernel's own trace event
-		 * misses it too). The scheduler has just updated its runtime:
-		 * what it ran since it was last picked tells when that was.
+		 * 6.18 for switches to and from the sandbox agent's threads;
+		 * the kernel's own trace event misses them too). The
+		 * scheduler has just updated its runtime: what it ran since
+		 * it was last picked tells when that was.
 		 */
 		__u64 ran = TASK_READ(prev, se.sum_exec_runtime, typed) -
 			    TASK_READ(prev, se.prev_sum_exec_runtime, typed);
@@ -254,7 +266,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
 		close_interval(th, in);
-		th->on_ns += now - in;
+		add_on(th, in, now);
 	}
 	th->oncpu_since_ns = 0;
 	bpf_get_current_comm(th->comm, sizeof(th->comm));
@@ -296,12 +308,21 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 				th->kstack_id = task_kernel_stack(next, SCRATCH_SWITCH);
 		}
 	}
+	/*
+	 * A __schedule() can pick a thread that left its last CPU, or was
+	 * woken, after that __schedule() started (newidle balancing pulls it
+	 * over): it got on no earlier than that.
+	 */
+	if (now < th->off_since_ns)
+		now = th->off_since_ns;
+	if (th->off_since_ns && now < th->wake_ns)
+		now = th->wake_ns;
 	if (th->off_since_ns) {
 		close_interval(th, now);
 	} else if (th->oncpu_since_ns) {
 		/* it left a CPU unseen: count it as on until now, and say so */
 		stat_add(WPROF_STAT_UNTRACED_OUT, 1);
-		th->on_ns += now - th->oncpu_since_ns;
+		add_on(th, th->oncpu_since_ns, now);
 	}
 	th->oncpu_since_ns = now;
 }

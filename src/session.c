@@ -351,8 +351,6 @@ int session__start(struct session *s)
 			pr_err("cannot enable BPF run-time stats: %s; --stats will show nothing",
 			       strerror(errno));
 	}
-	s->start_ns = now_ns();
-	s->skel->bss->window_start_ns = s->start_ns;
 	err = wprof_bpf__attach(s->skel);
 	if (err) {
 		pr_err("cannot attach to the scheduler tracepoints: %s", strerror(-err));
@@ -362,6 +360,13 @@ int session__start(struct session *s)
 	if (err)
 		return err;
 	s->running = true;
+	/*
+	 * The window opens once every program is attached (that takes 4-6 ms
+	 * here), so that no switch or wakeup in it goes unseen; what the
+	 * programs saw before only told them each thread's state.
+	 */
+	s->start_ns = now_ns();
+	s->skel->bss->window_start_ns = s->start_ns;
 	err = run_snapshot(s);
 	if (err)
 		pr_err("cannot snapshot the threads at the window's start: %s", strerror(-err));
@@ -372,7 +377,14 @@ void session__stop(struct session *s)
 {
 	if (!s->running)
 		return;
-	/* detach everything first: the maps are read only once nothing writes them */
+	/*
+	 * The window closes before anything is detached (that takes 2-9 ms
+	 * here): the programs clip what they see after it to its end, where
+	 * user space closes what is still open. Detach everything before the
+	 * maps are read, so that nothing writes them then.
+	 */
+	s->end_ns = now_ns();
+	s->skel->bss->window_end_ns = s->end_ns;
 	for (int i = 0; i < s->nr_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		close(s->pfds[i]);
@@ -380,7 +392,6 @@ void session__stop(struct session *s)
 	}
 	s->nr_links = 0;
 	wprof_bpf__detach(s->skel);
-	s->end_ns = now_ns();
 	s->running = false;
 }
 
