@@ -309,14 +309,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 		}
 	}
 	/*
-	 * A __schedule() can pick a thread that left its last CPU, or was
-	 * woken, after that __schedule() started (newidle balancing pulls it
-	 * over): it got on no earlier than that.
+	 * A __schedule() can pick a thread that left its last CPU after that
+	 * __schedule() started (newidle balancing pulls it over): it got on
+	 * no earlier than that. Its wakeup can be seen after that start too
+	 * (sched_wakeup fires after the reschedule IPI): that wakeup is not
+	 * used, close_interval() counts no run-queue time then.
 	 */
 	if (now < th->off_since_ns)
 		now = th->off_since_ns;
-	if (th->off_since_ns && now < th->wake_ns)
-		now = th->wake_ns;
 	if (th->off_since_ns) {
 		close_interval(th, now);
 	} else if (th->oncpu_since_ns) {
