@@ -28,8 +28,14 @@ const volatile __u64 min_block_ns __weak = 0;
 const volatile __u64 max_block_ns __weak = ~0ULL;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
-/* Written before attach: events before it are clipped to it. */
+/*
+ * The window, written by user space: its start once every program is
+ * attached (0 before: events then only set each thread's state, so that
+ * its state when the window opens is known), its end before any is
+ * detached (0 while open). Times are clipped to it where they are used.
+ */
 __u64 window_start_ns __weak = 0;
+__u64 window_end_ns __weak = 0;
 /*
  * A fixed set of up to WPROF_MAX_FIXED_IDS pids (or tids) is compared here
  * instead of looked up in `targets`: every switch on the machine asks twice

@@ -32,9 +32,27 @@ static __always_inline unsigned int task_state(struct task_struct *t)
  */
 #define TASK_READ(t, field, typed) ((typed) ? (t)->field : BPF_CORE_READ(t, field))
 
+static __always_inline bool window_open(void)
+{
+	return window_start_ns != 0;
+}
+
+/* A time inside the window: at its start if earlier, at its end if later. */
 static __always_inline __u64 clip(__u64 ts)
 {
-	return ts < window_start_ns ? window_start_ns : ts;
+	__u64 end = window_end_ns;
+
+	if (ts < window_start_ns)
+		ts = window_start_ns;
+	if (end && ts > end)
+		ts = end;
+	return ts;
+}
+
+/* The window's part of [from, to]. */
+static __always_inline __u64 span(__u64 from, __u64 to)
+{
+	return to > from ? clip(to) - clip(from) : 0;
 }
 
 static __always_inline __u32 off_state(bool preempt, unsigned int state)

@@ -108,21 +108,28 @@ static int collect_hist(const struct wprof_hist_key *k, __u64 count, void *ctx)
 }
 
 /*
- * The off-CPU interval a thread still has open at the window's end `end`,
- * split as close_interval() in bpf/sched.bpf.c splits it: the blocked part
- * (0 for a runqueue interval) and the wait for a CPU after it. False when
- * no interval is open.
+ * The off-CPU interval a thread still has open at the window's end, split as
+ * close_interval() in bpf/sched.bpf.c splits it: the blocked part (0 for a
+ * runqueue interval) and the wait for a CPU after it, each clipped to the
+ * window (a thread seen only before the window opened kept the times it was
+ * seen at). False when no interval is open.
  */
-static bool open_interval(const struct wprof_thread *th, __u64 end, __u64 *blocked, __u64 *runq)
+static bool open_interval(const struct wprof_thread *th, const struct session *s, __u64 *blocked,
+			  __u64 *runq)
 {
-	__u64 start = th->off_since_ns, wake = th->wake_ns, stop = start;
+	__u64 start = session__window_start_ns(s), end = session__window_end_ns(s);
+	__u64 from = th->off_since_ns, wake = th->wake_ns, split = end;
 
-	if (th->exit_ns || !start || end <= start || th->off_state >= WPROF_STATE_CNT)
+	if (th->exit_ns || !from || end <= from || th->off_state >= WPROF_STATE_CNT)
 		return false;
-	if (th->off_state != WPROF_OFF_RUNQ)
-		stop = wake && wake >= start && wake <= end ? wake : end;
-	*blocked = stop - start;
-	*runq = end - stop;
+	if (th->off_state == WPROF_OFF_RUNQ)
+		split = from;
+	else if (wake && wake >= from && wake <= end)
+		split = wake;
+	from = from < start ? start : from;
+	split = split < start ? start : split;
+	*blocked = split - from;
+	*runq = end - split;
 	return true;
 }
 
@@ -130,8 +137,9 @@ static bool open_interval(const struct wprof_thread *th, __u64 end, __u64 *block
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
-	__u64 end = session__window_end_ns(b->s), blocked, runq;
+	__u64 start = session__window_start_ns(b->s), end = session__window_end_ns(b->s);
 	struct thread_acct *t = new_thread(b->p, th->pid, th->tid);
+	__u64 blocked, runq;
 
 	if (!t)
 		return -ENOMEM;
@@ -144,10 +152,10 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	if (th->exit_ns)
 		return 0;
 	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
-		t->on_ns += end - th->oncpu_since_ns;
-	if (!open_interval(th, end, &blocked, &runq))
+		t->on_ns += end - (th->oncpu_since_ns < start ? start : th->oncpu_since_ns);
+	if (!open_interval(th, b->s, &blocked, &runq))
 		return 0;
-	if (th->off_state != WPROF_OFF_RUNQ) {
+	if (blocked) {
 		t->off_ns[th->off_state] += blocked;
 		t->blocks++;
 		if (blocked > t->max_block_ns)
@@ -452,9 +460,9 @@ static int emit_open(const struct wprof_thread *th, void *ctx)
 	int err = 0;
 
 	if (!t || !t->selected ||
-	    !open_interval(th, session__window_end_ns(b->s), &blocked, &runq))
+	    !open_interval(th, b->s, &blocked, &runq))
 		return 0;
-	if (th->off_state != WPROF_OFF_RUNQ && in_block_range(b->o, blocked)) {
+	if (blocked && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
 		err = emit(b, &k, t, blocked, 1, blocked);
 	}

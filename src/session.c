@@ -75,9 +75,23 @@ static int check_btf(const char *path)
 	return 0;
 }
 
-static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot)
+/* sched_entry_tp, which times switches (see bpf/sched.bpf.c), is in 6.16 and later. */
+static bool has_sched_entry_tp(const char *path)
+{
+	struct btf *btf = btf__parse(path ? path : DEFAULT_BTF, NULL);
+	bool has;
+
+	if (!btf)
+		return false;
+	has = btf__find_by_name_kind(btf, "btf_trace_sched_entry_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return has;
+}
+
+static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
+	bpf_program__set_autoload(skel->progs.tp_sched_entry, !raw_tp && entry_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
@@ -119,7 +133,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.wakes, 1);
-	set_autoload(skel, raw_tp, snapshot);
+	set_autoload(skel, raw_tp, snapshot, has_sched_entry_tp(o->btf_path));
 	err = wprof_bpf__load(skel);
 	if (err) {
 		wprof_bpf__destroy(skel);
@@ -391,8 +405,6 @@ int session__start(struct session *s)
 			pr_err("cannot enable BPF run-time stats: %s; --stats will show nothing",
 			       strerror(errno));
 	}
-	s->start_ns = now_ns();
-	s->skel->bss->window_start_ns = s->start_ns;
 	err = wprof_bpf__attach(s->skel);
 	if (err) {
 		pr_err("cannot attach to the scheduler tracepoints: %s", strerror(-err));
@@ -402,6 +414,13 @@ int session__start(struct session *s)
 	if (err)
 		return err;
 	s->running = true;
+	/*
+	 * The window opens once every program is attached (that takes 4-6 ms
+	 * here), so that no switch or wakeup in it goes unseen; what the
+	 * programs saw before only told them each thread's state.
+	 */
+	s->start_ns = now_ns();
+	s->skel->bss->window_start_ns = s->start_ns;
 	err = run_snapshot(s);
 	if (err)
 		pr_err("cannot snapshot the threads at the window's start: %s", strerror(-err));
@@ -412,7 +431,14 @@ void session__stop(struct session *s)
 {
 	if (!s->running)
 		return;
-	/* detach everything first: the maps are read only once nothing writes them */
+	/*
+	 * The window closes before anything is detached (that takes 2-9 ms
+	 * here): the programs clip what they see after it to its end, where
+	 * user space closes what is still open. Detach everything before the
+	 * maps are read, so that nothing writes them then.
+	 */
+	s->end_ns = now_ns();
+	s->skel->bss->window_end_ns = s->end_ns;
 	for (int i = 0; i < s->nr_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		close(s->pfds[i]);
@@ -420,7 +446,6 @@ void session__stop(struct session *s)
 	}
 	s->nr_links = 0;
 	wprof_bpf__detach(s->skel);
-	s->end_ns = now_ns();
 	s->running = false;
 }
 
