@@ -118,7 +118,7 @@ rs_gdb_bt()
 # $TMP/NAME.{json,err,before,after} and $TMP/NAME.{maps,gdb}.PID.
 rs_record_blocked()
 {
-	local name=$1 pids=$2 pid
+	local name=$1 pids=$2 pid gdbs
 
 	rs_switches "$pids" >"$TMP/$name.before"
 	log "wprof record -p $pids -d $RS_SECONDS -f json (no /usr/lib/debug)"
@@ -127,9 +127,15 @@ rs_record_blocked()
 	RC=$?
 	rs_switches "$pids" >"$TMP/$name.after"
 	sed 's/^/#   /' "$TMP/$name.err" | grep -v '^#   wprof:   tid' | head -20
+	# one gdb per process, side by side: each stops only its own process
+	gdbs=()
 	for pid in ${pids//,/ }; do
 		cp "/proc/$pid/maps" "$TMP/$name.maps.$pid" 2>/dev/null
-		rs_gdb_bt "$pid" >"$TMP/$name.gdb.$pid"
+		rs_gdb_bt "$pid" >"$TMP/$name.gdb.$pid" &
+		gdbs+=($!)
+	done
+	wait "${gdbs[@]}"
+	for pid in ${pids//,/ }; do
 		grep -q '^#0 ' "$TMP/$name.gdb.$pid" ||
 			{ sed 's/^/#   /' "$TMP/$name.gdb.$pid" | head -10; fatal "gdb could not read pid $pid's stacks"; }
 	done
