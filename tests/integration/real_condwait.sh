@@ -34,7 +34,7 @@ own_callers()
 	local json=$1 report=$2 what=$3 role tid all own other mine theirs
 
 	# per worker: "role tid off-CPU-us us-under-own-caller us-under-the-other"
-	"$PYTHON" -c "$JSON_PY"'
+	"$RS_PYTHON" -c "$JSON_PY"'
 callers = {"job": ("wait_for_job", "wait_for_flush"), "flush": ("wait_for_flush", "wait_for_job")}
 def under(s, caller):
 	f = [x for x in s["frames"] if not x.endswith("_[k]")]

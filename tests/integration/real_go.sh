@@ -33,7 +33,7 @@ sock=$TMP/go.sock
 start_bg "$TMP/gohttp.log" "$gohttp" "$sock"
 pid=$BG_PID
 wait_line "$TMP/gohttp.log" '^ready [0-9]+$' 10 || fatal "gohttp did not start: $(head -3 "$TMP/gohttp.log")"
-reply=$("$PYTHON" -c '
+reply=$("$RS_PYTHON" -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(5)

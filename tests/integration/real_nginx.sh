@@ -57,7 +57,7 @@ workers=$(pgrep -P "$master" | tr '\n' ',')
 workers=${workers%,}
 [ "$(echo "$workers" | tr ',' '\n' | grep -c .)" -eq 2 ] ||
 	fatal "nginx did not start 2 workers: $(tail -3 "$TMP/nginx.log")"
-reply=$("$PYTHON" -c '
+reply=$("$RS_PYTHON" -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(5)

@@ -21,12 +21,13 @@
 . "$(dirname "$0")/../lib_real.sh"
 require_bpf
 rs_require_gdb
-rs_need_cmd node nodejs
+: "${NODE:=node}" # another node to profile, e.g. a wrapper that execs it
+rs_need_cmd "$NODE" nodejs
 
-start_bg "$TMP/node.log" node -e 'console.log("ready " + process.pid); setTimeout(() => {}, 60000)'
+start_bg "$TMP/node.log" "$NODE" -e 'console.log("ready " + process.pid); setTimeout(() => {}, 60000)'
 pid=$BG_PID
 wait_line "$TMP/node.log" '^ready [0-9]+$' 20 || fatal "node did not start: $(head -3 "$TMP/node.log")"
-log "node $(node --version): threads $(rs_tids "$pid" | awk '{ print $2 }' | tr '\n' ' ')"
+log "node $("$NODE" --version): threads $(rs_tids "$pid" | awk '{ print $2 }' | tr '\n' ' ')"
 rs_wait_quiet "$pid" '.*' 500 10 || log "node never went quiet"
 
 rs_check_blocked "$pid" --label "$pid=node" --need "pid=$pid"

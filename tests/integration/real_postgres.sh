@@ -27,9 +27,8 @@
 require_bpf
 rs_require_gdb
 rs_need_cmd setpriv util-linux
-id postgres >/dev/null 2>&1 || { [ "${CI:-}" = true ] && fatal "no user postgres (Debian package postgresql)"; skip "no user postgres (Debian package postgresql)"; }
-bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [ ! -x "$bindir/postgres" ]; then
+bindir=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -1)
+if [ ! -x "$bindir/postgres" ] || ! id postgres >/dev/null 2>&1; then
 	[ "${CI:-}" = true ] && fatal "postgres is not installed (Debian package postgresql)"
 	skip "postgres is not installed (Debian package postgresql)"
 fi
@@ -41,7 +40,7 @@ as_postgres()
 
 data=$TMP/pgdata
 sockdir=$TMP/pgsock
-mkdir -p "$data" "$sockdir" && chown postgres: "$data" "$sockdir" || fatal "cannot make $data"
+{ mkdir -p "$data" "$sockdir" && chown postgres: "$data" "$sockdir"; } || fatal "cannot make $data"
 as_postgres "$bindir/initdb" -D "$data" -A trust -U postgres --no-sync >"$TMP/initdb.log" 2>&1 ||
 	fatal "initdb failed: $(tail -3 "$TMP/initdb.log")"
 start_bg "$TMP/postgres.log" setpriv --reuid=postgres --regid=postgres --init-groups -- \
