@@ -264,11 +264,15 @@ def symbol_addrs(path):
             continue
         for line in r.stdout.splitlines():
             p = line.split()
-            if len(p) == 3:
-                try:
-                    out.setdefault(norm(p[2]), set()).add(int(p[0], 16))
-                except ValueError:
-                    pass
+            # absolute symbols (the version names of .dynsym) name no code
+            if len(p) != 3 or p[1] in "Aa":
+                continue
+            try:
+                addr = int(p[0], 16)
+            except ValueError:
+                continue
+            if addr:
+                out.setdefault(norm(p[2]), set()).add(addr)
     _symcache[path] = out
     return out
 
@@ -302,6 +306,8 @@ def same(g, w, maps):
         path = module_file(maps, fb.group(1))
         return bool(path) and is_sigreturn(path, int(fb.group(2), 16))
     if g.name == "??":
+        if fb and not g.path and g.pc is not None:  # anonymous memory: wprof names the address
+            return fb.group(1) == "[anon]" and int(fb.group(2), 16) in (g.pc, g.pc - 1)
         if not fb or not g.path:
             return False
         off = int(fb.group(2), 16)
@@ -467,6 +473,10 @@ def main():
         if neq == len(gs) == len(ws) and not stopped:
             print("ok: %s: %d frames match gdb (%.1f%% of its wall time in this stack)" %
                   (who, neq, share))
+            text = ";".join(ws)
+            if len(text) > 400:
+                text = text[:150] + " ... " + text[-245:]
+            print("#   %s" % text)
             matched.append(tid)
             continue
         why = "gdb's backtrace is incomplete" if stopped else \
