@@ -11,8 +11,8 @@
 # the callers found for one thread blocked at an address for the next,
 # shows a thread under the wrong caller (or under none).
 #
-# Twice: the workload with frame pointers (condwait) and without
-# (condwait-nofp, -O2 -fomit-frame-pointer). For each:
+# Both builds, side by side: the workload with frame pointers (condwait)
+# and without (condwait-nofp, -O2 -fomit-frame-pointer). For each:
 # - a recording as the machine is (libc's debug files used if installed):
 #   100% of each worker's off-CPU sleep is under its own caller
 #   (wait_for_job or wait_for_flush, below worker_loop), none under the
@@ -56,22 +56,27 @@ for line in open(sys.argv[2]):
 	done <"$json.callers"
 }
 
+# both builds at once: one recording of each kind for the two
+pids="" args=()
 for build in condwait condwait-nofp; do
 	start_bg "$TMP/$build.log" "$WORKLOADS/$build" -n 60
 	pid=$BG_PID
 	wait_line "$TMP/$build.log" '^ready [0-9]+$' 10 || fatal "$build did not start"
 	grep -E '^(job|flush) ' "$TMP/$build.log" >"$TMP/$build.roles"
 	log "$build: pid $pid, $(tr '\n' ' ' <"$TMP/$build.roles")"
-	rs_wait_quiet "$pid" '.*' 300 5 || log "$build never went quiet"
+	pids+=${pids:+,}$pid
+	args+=(--label "$pid=$build" --need "pid=$pid")
+done
+rs_wait_quiet "$pids" '.*' 300 5 || log "the workloads never went quiet"
 
-	run_wprof "$build-asis" record -p "$pid" -d "$RS_SECONDS" -f json -o "$TMP/$build-asis.json"
-	check_wprof_ok "$build-asis"
-	own_callers "$TMP/$build-asis.json" "$TMP/$build.roles" "$build"
+run_wprof asis record -p "$pids" -d "$RS_SECONDS" -f json -o "$TMP/asis.json"
+check_wprof_ok asis
+for build in condwait condwait-nofp; do
+	own_callers "$TMP/asis.json" "$TMP/$build.roles" "$build"
+done
 
-	rs_check_blocked "$pid" --label "$pid=$build" --need "pid=$pid"
+rs_check_blocked "$pids" "${args[@]}"
+for build in condwait condwait-nofp; do
 	own_callers "$TMP/rec1.json" "$TMP/$build.roles" "$build, no /usr/lib/debug"
-	mkdir -p "$TMP/$build" && mv "$TMP"/rec[12].* "$TMP/$build/" 2>/dev/null
-	kill -TERM "$pid"
-	wait_exit "$pid" 5 || kill -KILL "$pid"
 done
 finish
