@@ -164,14 +164,16 @@ rs_compare()
 
 # rs_check_blocked PIDS [stackcmp.py options]: record and compare; when the
 # threads the options --need ran during the window, record once more. Sets
-# LIB_FAILED through ok/not_ok lines.
+# LIB_FAILED through ok/not_ok lines, and RS_LAST to the name of the
+# recording compared (rec1 or rec2: $TMP/$RS_LAST.json).
 rs_check_blocked()
 {
 	local pids=$1 try rc out
 
 	shift
 	for try in 1 2; do
-		rs_record_blocked "rec$try" "$pids"
+		RS_LAST=rec$try
+		rs_record_blocked "$RS_LAST" "$pids"
 		[ "$RC" -eq 0 ] || fatal "wprof exited $RC"
 		out=$(rs_compare "rec$try" "$pids" "$@")
 		rc=$?

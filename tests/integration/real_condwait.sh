@@ -77,6 +77,6 @@ done
 
 rs_check_blocked "$pids" "${args[@]}"
 for build in condwait condwait-nofp; do
-	own_callers "$TMP/rec1.json" "$TMP/$build.roles" "$build, no /usr/lib/debug"
+	own_callers "$TMP/$RS_LAST.json" "$TMP/$build.roles" "$build, no /usr/lib/debug"
 done
 finish
