@@ -8,15 +8,21 @@ pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-
 pkgs="$pkgs libdebuginfod1"
 # for the tests: JSON checks, a JIT workload, unshare/setpriv
 pkgs="$pkgs python3 nodejs util-linux binutils"
+# for the tests on real programs (tests/integration/real_*.sh): gdb's
+# backtraces are their ground truth; Debian's builds of these programs,
+# without frame pointers (Go has them), are what they profile
+pkgs="$pkgs gdb redis-server redis-tools nginx postgresql golang-go"
 if [ "${1:-}" = "--bench" ]; then
 	pkgs="$pkgs linux-perf bpftrace"
 fi
 
+# One query for them all: a package never installed is not listed at all.
+# shellcheck disable=SC2086
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' $pkgs 2>/dev/null |
+	awk '$2 == "installed" { print $1 }')
 missing=""
 for p in $pkgs; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-		missing="$missing $p"
-	fi
+	echo "$installed" | grep -qx -- "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Per-thread time of real programs against the kernel's schedstat, for
+# threads that run many short times: each run and each wait is a switch
+# wprof must time, and an error per switch adds up.
+# - node: a script keeps 4 crypto.pbkdf2 jobs (200 rounds, ~0.1 ms each) in
+#   flight, each queued again 1 ms after it ends: libuv's 4 pool threads
+#   wake, hash briefly and wait on their condition variable ~1000 times a
+#   second, and so does the main thread;
+# - python3: its main thread loops { sleep 0.5 ms; sum(range(300)) };
+# - tests/fixtures/gohttp busy: a goroutine loops { sleep 200 us; work },
+#   so sysmon never backs off to long sleeps.
+# One recording of the three (-p with their pids, -d 2, -f json).
+# tests/tools/schedcmp.py reads every thread's schedstat when wprof says
+# "recording" and 2 s later, and checks for each thread, with a bound of 1%
+# of its wall (or 1 ms): wprof's on-CPU + run-queue time against
+# schedstat's, either way; the split between the two one-sided, as
+# schedstat's is provably off in one direction: it counts the scheduler's
+# clock lag at each switch-in (tens of us on this VM) as on-CPU time, not
+# run delay (schedcmp.py says how, tests/tools/schedlag.sh measures it),
+# so its on-CPU time may exceed wprof's by up to 50 us a run more. It
+# prints every figure. Also, by schedstat: >= 4 threads of node ran >= 300
+# times in the window (the pool), python's thread >= 300 times, >= 1 Go
+# thread >= 100 times (sysmon), so the workloads did what they are for.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/lib_real.sh
+. "$(dirname "$0")/../lib_real.sh"
+require_bpf
+: "${NODE:=node}" # another node to profile, e.g. a wrapper that execs it
+rs_need_cmd "$NODE" nodejs
+rs_need_cmd "$RS_PYTHON" python3
+gohttp=$OUT/tests/fixtures/gohttp
+if [ ! -x "$gohttp" ]; then
+	command -v go >/dev/null && fatal "$gohttp not built (run make test-bins)"
+	[ "${CI:-}" = true ] && fatal "go is not installed (Debian package golang-go)"
+	skip "go is not installed (Debian package golang-go)"
+fi
+[ -r "/proc/$$/schedstat" ] || skip "the kernel has no schedstat (CONFIG_SCHED_INFO)"
+
+cat >"$TMP/pool.js" <<'JS'
+'use strict';
+const crypto = require('crypto');
+function job() {
+	crypto.pbkdf2('password', 'salt', 200, 32, 'sha256', () => setTimeout(job, 1));
+}
+for (let i = 0; i < 4; i++)
+	job();
+console.log('ready ' + process.pid);
+setTimeout(() => process.exit(0), 60000);
+JS
+cat >"$TMP/naps.py" <<'PY'
+import os, time
+print("ready", os.getpid(), flush=True)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+	time.sleep(0.0005)
+	sum(range(300))
+PY
+
+start_bg "$TMP/node.log" "$NODE" "$TMP/pool.js"
+node_pid=$BG_PID
+start_bg "$TMP/python.log" "$RS_PYTHON" "$TMP/naps.py"
+py_pid=$BG_PID
+start_bg "$TMP/gohttp.log" "$gohttp" "$TMP/go.sock" busy
+go_pid=$BG_PID
+wait_line "$TMP/node.log" '^ready [0-9]+$' 20 || fatal "node did not start: $(head -3 "$TMP/node.log")"
+wait_line "$TMP/python.log" '^ready [0-9]+$' 10 || fatal "python did not start: $(head -3 "$TMP/python.log")"
+wait_line "$TMP/gohttp.log" '^ready [0-9]+$' 10 || fatal "gohttp did not start: $(head -3 "$TMP/gohttp.log")"
+sleep 1 # node compiles and starts its pool, Go its threads
+log "node $node_pid ($("$NODE" --version)), python3 $py_pid, gohttp $go_pid"
+
+pids=$node_pid,$py_pid,$go_pid
+log "wprof record -p $pids -d $RS_SECONDS -f json"
+"$RS_PYTHON" "$(dirname "$STACKCMP")/schedcmp.py" --pids "$pids" --seconds "$RS_SECONDS" \
+	--json "$TMP/out.json" --stderr "$TMP/rec.err" \
+	--label "$node_pid=node" --label "$py_pid=python3" --label "$go_pid=gohttp" \
+	--need "$node_pid:4:300" --need "$py_pid:1:300" \
+	-- timeout --foreground -k 5 60 "$WPROF" record -p "$pids" -d "$RS_SECONDS" -f json \
+	-o "$TMP/out.json" >"$TMP/cmp.out"
+rc=$?
+grep -v '^wprof:   tid' "$TMP/rec.err" | sed 's/^/#   /' | head -12
+cat "$TMP/cmp.out"
+[ "$rc" -eq 2 ] && fatal "the recording failed"
+check_json "$TMP/out.json"
+# sysmon by its stack (Go keeps frame pointers: real_go.sh checks them)
+sysmon=$(json_eval "$TMP/out.json" "sorted({s['tid'] for s in stacks(frame='runtime[.]sysmon')})")
+runs=$(awk -v t="$sysmon" '$1 == "#" && $3 == t { print $4 }' "$TMP/cmp.out")
+log "Go's sysmon: tid ${sysmon:-?}, ${runs:-?} runs in the window"
+check_ge "Go's sysmon (the thread under runtime.sysmon) ran many times in the window" "${runs:-0}" 100
+check "schedcmp.py: every thread within its bounds, every workload busy enough" \
+	test "$rc" -eq 0
+finish
