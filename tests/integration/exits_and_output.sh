@@ -4,7 +4,7 @@
 # Exit statuses that tell the truth, and -o written safely:
 # - `-- CMD`: wprof exits with CMD's status (3 for `exit 3`), 128 + N when
 #   CMD dies of signal N (SIGSEGV, SIGKILL), and says how CMD ended;
-# - a full disk (/dev/full) and a reader that goes away (`| head -c 10`):
+# - a full disk (/dev/full) and a reader that goes away (`| true`):
 #   exit 1, the error named (ENOSPC, EPIPE), the summary still on stderr;
 # - a run that fails leaves the old -o file as it was; a successful one
 #   replaces it whole;
@@ -31,8 +31,10 @@ run_wprof full record -d 1 -o /dev/full -- sleep 5
 check "-o /dev/full exits 1 (got $RC)" test "$RC" -eq 1
 check "names the full disk" grep -q 'No space left on device' "$TMP/full.err"
 check "the summary is still printed" grep -q '^wprof: recorded ' "$TMP/full.err"
-log "wprof record -a -d 1 | head -c 10"
-timeout -k 5 60 "$WPROF" record -a -d 1 2>"$TMP/pipe.err" | head -c 10 >/dev/null
+# the reader is gone before wprof writes (a reader that stops early, like
+# `head`, only breaks the pipe once more than the pipe's buffer is written)
+log "wprof record -a -d 1 | true"
+timeout -k 5 60 "$WPROF" record -a -d 1 2>"$TMP/pipe.err" | true
 RC=${PIPESTATUS[0]}
 check "a reader that goes away: exit 1 (got $RC)" test "$RC" -eq 1
 check "names the broken pipe" grep -q 'Broken pipe' "$TMP/pipe.err"
