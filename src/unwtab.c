@@ -292,29 +292,19 @@ static int push_row(struct wprof_unwind_row **rows, size_t *nr, size_t *cap, siz
 	return 0;
 }
 
-int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
-		       __u64 *base)
+/* The rows of one CFI section, its FDEs starting at @starts (sorted). */
+static int rows_of(Dwarf_CFI *cfi, const __u64 *starts, size_t nfde, __u64 base,
+		   struct wprof_unwind_row **rows, size_t *nr, size_t *cap)
 {
 	struct wprof_unwind_row row;
-	size_t nfde = 0, first = *nr;
-	__u64 *starts = NULL;
-	Dwarf_CFI *cfi;
-	int err;
+	size_t first = *nr;
+	int err = 0;
 
-	err = fde_starts(elf, &starts, &nfde);
-	if (err)
-		return err;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi || !nfde) {
-		free(starts);
-		return -ENOENT;
-	}
-	if (starts[0] < *base)
-		*base = starts[0];
-	err = 0;
 	for (size_t i = 0; i < nfde && !err; i++) {
 		__u64 pc = starts[i], next = i + 1 < nfde ? starts[i + 1] : ~0ULL;
 
+		if (pc < base || pc - base > 0xffffffffULL)
+			return -E2BIG;
 		while (pc < next && !err) {
 			Dwarf_Frame *fr = NULL;
 			Dwarf_Addr start, end;
@@ -326,26 +316,165 @@ int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, siz
 			ra_reg = dwarf_frame_info(fr, &start, &end, &signal);
 			classify(fr, ra_reg, signal, &row);
 			free(fr);
-			if (pc - *base > 0xffffffffULL) {
-				err = -E2BIG;
-				break;
-			}
-			row.pc = pc - *base;
+			if (pc - base > 0xffffffffULL)
+				return -E2BIG;
+			row.pc = pc - base;
 			err = push_row(rows, nr, cap, first, &row);
 			if (end <= pc)
 				break;
 			pc = end;
 		}
 		/* code between this FDE's end and the next FDE has no CFI */
-		if (!err && pc < next && pc - *base <= 0xffffffffULL) {
-			row = (struct wprof_unwind_row){ .pc = pc - *base, .kind = WPROF_CFA_NONE };
+		if (!err && pc < next && pc - base <= 0xffffffffULL) {
+			row = (struct wprof_unwind_row){ .pc = pc - base, .kind = WPROF_CFA_NONE };
 			err = push_row(rows, nr, cap, first, &row);
 		}
 	}
-	dwarf_cfi_end(cfi);
-	free(starts);
+	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * The FDE start addresses of .debug_frame (which has no sorted index):
+ * Go writes its code's CFI only there. malloc'd and sorted.
+ */
+static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Dwarf_Off off = 0, next;
+	Elf_Data *data = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, cap = 0;
+	GElf_Shdr sh;
+
+	*out = NULL;
+	*nr = 0;
+	if (!ident || ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_frame")) {
+			/* dwarf_begin_elf() has decompressed it in place, if it was */
+			data = elf_getdata(scn, NULL);
+			break;
+		}
+	}
+	if (!data || !data->d_size)
+		return -ENOENT;
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		__u64 loc;
+		int ret = dwarf_next_cfi(ident, data, false, off, &next, &e);
+
+		if (ret > 0)
+			break;
+		if (ret < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			off = next;
+			continue;
+		}
+		off = next;
+		if (dwarf_cfi_cie_p(&e) || e.fde.end - e.fde.start < 16)
+			continue;
+		memcpy(&loc, e.fde.start, sizeof(loc)); /* initial_location: an address */
+		if (*nr == cap) {
+			__u64 *n = realloc(*out, (cap = cap ? cap * 2 : 1024) * sizeof(*n));
+
+			if (!n) {
+				free(*out);
+				*out = NULL;
+				return -ENOMEM;
+			}
+			*out = n;
+		}
+		(*out)[(*nr)++] = loc;
+	}
+	qsort(*out, *nr, sizeof(**out), cmp_u64);
+	return *nr ? 0 : -ENOENT;
+}
+
+/*
+ * Merge rows @b under @a: where @a has no CFI (a WPROF_CFA_NONE row, or
+ * before its first row), @b's rule holds.
+ */
+static int merge_rows(const struct wprof_unwind_row *a, size_t na,
+		      const struct wprof_unwind_row *b, size_t nb,
+		      struct wprof_unwind_row **rows, size_t *nr, size_t *cap)
+{
+	size_t i = 0, j = 0, first = *nr;
+	struct wprof_unwind_row none = { .kind = WPROF_CFA_NONE }, ra = none, rb = none, out;
+	int err = 0;
+
+	while (!err && (i < na || j < nb)) {
+		__u32 pc;
+
+		if (j >= nb || (i < na && a[i].pc <= b[j].pc))
+			pc = a[i].pc;
+		else
+			pc = b[j].pc;
+		while (i < na && a[i].pc == pc)
+			ra = a[i++];
+		while (j < nb && b[j].pc == pc)
+			rb = b[j++];
+		out = ra.kind != WPROF_CFA_NONE ? ra : rb;
+		out.pc = pc;
+		err = push_row(rows, nr, cap, first, &out);
+	}
+	return err;
+}
+
+int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
+		       __u64 *base)
+{
+	struct wprof_unwind_row *eh = NULL, *dbg = NULL;
+	size_t neh = 0, ceh = 0, ndbg = 0, cdbg = 0, n_eh_fde = 0, n_dbg_fde = 0, first = *nr;
+	__u64 *eh_starts = NULL, *dbg_starts = NULL;
+	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;
+	Dwarf *dw = NULL;
+	int err = 0;
+
+	if (!fde_starts(elf, &eh_starts, &n_eh_fde) && n_eh_fde)
+		eh_cfi = dwarf_getcfi_elf(elf);
+	/* code with no .eh_frame of its own may still have .debug_frame (Go) */
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw && !debug_frame_starts(elf, &dbg_starts, &n_dbg_fde))
+		dbg_cfi = dwarf_getcfi(dw);
+	if (!eh_cfi && !dbg_cfi) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (eh_cfi && eh_starts[0] < *base)
+		*base = eh_starts[0];
+	if (dbg_cfi && dbg_starts[0] < *base)
+		*base = dbg_starts[0];
+	if (eh_cfi)
+		err = rows_of(eh_cfi, eh_starts, n_eh_fde, *base, &eh, &neh, &ceh);
+	if (!err && dbg_cfi)
+		err = rows_of(dbg_cfi, dbg_starts, n_dbg_fde, *base, &dbg, &ndbg, &cdbg);
+	if (!err)
+		err = merge_rows(eh, neh, dbg, ndbg, rows, nr, cap);
 	if (err)
 		*nr = first;
+out:
+	if (eh_cfi)
+		dwarf_cfi_end(eh_cfi);
+	if (dw)
+		dwarf_end(dw);
+	free(eh);
+	free(dbg);
+	free(eh_starts);
+	free(dbg_starts);
 	return err;
 }
 
