@@ -21,8 +21,14 @@ int parse_duration_ns(const char *s, __u64 *ns);
 int parse_time_ns(const char *s, __u64 *ns);
 /* Parse a positive integer no larger than max. 0, -EINVAL or -ERANGE. */
 int parse_positive(const char *s, __u64 max, __u64 *out);
-/* Parse "1,2,3" of positive ids, appending to *ids (realloc'd). 0 or -errno. */
-int parse_id_list(const char *s, __u32 **ids, size_t *nr);
+/*
+ * Parse a list of positive ids, appending them to *ids (realloc'd). Ids are
+ * separated by a comma, blanks (space, tab, newline: what `pidof` and
+ * `pgrep` print), or a comma with blanks around it: "1,2", "1 2", "1, 2".
+ * Blanks at either end are ignored. An empty element is an error: "", "1,",
+ * ",1", "1,,2", "1, ,2". 0, -EINVAL with the reason in @why, or -ENOMEM.
+ */
+int parse_id_list(const char *s, __u32 **ids, size_t *nr, char *why, size_t why_len);
 
 __u64 now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
 
