@@ -159,6 +159,73 @@ int parse_id_list(const char *s, __u32 **ids, size_t *nr, char *why, size_t why_
 	}
 }
 
+struct remainder {
+	unsigned __int128 rem;
+	size_t i;
+};
+
+static int cmp_remainder(const void *a, const void *b)
+{
+	const struct remainder *x = a, *y = b;
+
+	if (x->rem != y->rem)
+		return x->rem > y->rem ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Give the `left` units (fewer than n) one each to the parts of the largest remainders. */
+static void give_left(__u64 *parts, struct remainder *r, size_t n, __u64 left)
+{
+	qsort(r, n, sizeof(*r), cmp_remainder);
+	for (size_t i = 0; i < left && i < n; i++)
+		parts[r[i].i]++;
+}
+
+int apportion(__u64 total, const __u64 *shares, size_t n, __u64 *parts)
+{
+	unsigned __int128 sum = 0, given = 0;
+	struct remainder *r;
+
+	for (size_t i = 0; i < n; i++)
+		sum += shares[i];
+	if (!sum) {
+		memset(parts, 0, n * sizeof(*parts));
+		return 0;
+	}
+	r = malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	/* 128 bits: 2^40 us (12 days) times a share of 2^30 samples overflows 64 */
+	for (size_t i = 0; i < n; i++) {
+		unsigned __int128 x = (unsigned __int128)total * shares[i];
+
+		parts[i] = x / sum;
+		r[i] = (struct remainder){ .rem = x % sum, .i = i };
+		given += parts[i];
+	}
+	give_left(parts, r, n, total - given);
+	free(r);
+	return 0;
+}
+
+int round_ns_to_us(const __u64 *ns, size_t n, __u64 *us)
+{
+	struct remainder *r = malloc((n + 1) * sizeof(*r));
+	__u64 sum = 0, given = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		us[i] = ns[i] / 1000;
+		r[i] = (struct remainder){ .rem = ns[i] % 1000, .i = i };
+		sum += ns[i];
+		given += us[i];
+	}
+	give_left(us, r, n, ns_to_us(sum) - given);
+	free(r);
+	return 0;
+}
+
 __u64 now_ns(void)
 {
 	struct timespec ts;

@@ -30,6 +30,29 @@ int parse_positive(const char *s, __u64 max, __u64 *out);
  */
 int parse_id_list(const char *s, __u32 **ids, size_t *nr, char *why, size_t why_len);
 
+/*
+ * Split @total into @n integer parts proportional to @shares that sum to
+ * exactly @total (largest remainder): part i is total * shares[i] / sum,
+ * rounded down, and the units left over go one each to the parts with the
+ * largest remainders, the first of equal ones first. All parts are 0 when
+ * every share is 0. 0 or -ENOMEM.
+ */
+int apportion(__u64 total, const __u64 *shares, size_t n, __u64 *parts);
+
+/* Nanoseconds to microseconds, to the nearest. */
+static inline __u64 ns_to_us(__u64 ns)
+{
+	return (ns + 500) / 1000;
+}
+
+/*
+ * Round @n times in ns to us so that they sum to exactly their sum rounded
+ * (ns_to_us()): each is rounded down, and the us left over go one each to
+ * the largest remainders, the first of equal ones first. Each result is
+ * its time rounded down or up. 0 or -ENOMEM.
+ */
+int round_ns_to_us(const __u64 *ns, size_t n, __u64 *us);
+
 __u64 now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
 
 /* Read a small /proc file into buf (NUL-terminated). Bytes read or -errno. */
