@@ -120,6 +120,12 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	if (st[WPROF_STAT_FILTERED])
 		fprintf(f, ", %llu intervals outside --min-block/--max-block",
 			(unsigned long long)st[WPROF_STAT_FILTERED]);
+	if (p->unsampled_threads)
+		fprintf(f, "; %llu threads ran %.3f ms without a sample ([unsampled] lines)",
+			(unsigned long long)p->unsampled_threads, p->unsampled_us / 1e3);
+	if (p->untimed_threads)
+		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
+			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fprintf(f, "\nwprof: stack cache: %llu switches reused their last stacks, %llu of them "
 		"walked to check, %llu mismatches\n",
 		(unsigned long long)st[WPROF_STAT_CACHE_HITS] + st[WPROF_STAT_CACHE_CHECKS],
@@ -223,10 +229,10 @@ static void json_acct(FILE *f, const struct thread_acct *t)
 	fprintf(f,
 		"\"wall_us\": %llu, \"on_cpu_us\": %llu, \"runqueue_us\": %llu, "
 		"\"sleep_us\": %llu, \"disk_us\": %llu, \"blocks\": %llu, \"max_block_us\": %llu",
-		(unsigned long long)t->wall_ns / 1000, (unsigned long long)t->on_ns / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_RUNQ] / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_SLEEP] / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_DISK] / 1000,
+		(unsigned long long)t->wall_us, (unsigned long long)t->on_us,
+		(unsigned long long)t->off_us[WPROF_OFF_RUNQ],
+		(unsigned long long)t->off_us[WPROF_OFF_SLEEP],
+		(unsigned long long)t->off_us[WPROF_OFF_DISK],
 		(unsigned long long)t->blocks, (unsigned long long)t->max_block_ns / 1000);
 }
 
@@ -318,6 +324,9 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
 		(unsigned long long)p->window_ns / 1000, (unsigned long long)o->freq_hz,
 		(unsigned long long)p->period_ns / 1000);
+	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
+		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
+		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);
 	fprintf(f, "  \"processes\": [");
 	for (size_t i = 0; i < nr_procs; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads);
