@@ -52,6 +52,7 @@ struct elfsyms {
 	size_t build_id_len;
 	int richness;
 	bool indexed;
+	bool symtab; /* symbols from a .symtab (the file's or a debug file's), not .dynsym alone */
 	char **debuginfo_path;
 	__u64 bias; /* module address - ELF vaddr */
 	struct seg *segs;
@@ -151,6 +152,11 @@ const char *elfsyms__basename(const struct elfsyms *e)
 bool elfsyms__indexed(const struct elfsyms *e)
 {
 	return e->indexed;
+}
+
+bool elfsyms__has_symtab(const struct elfsyms *e)
+{
+	return e->symtab;
 }
 
 bool elfsyms__holds_fd(const struct elfsyms *e)
@@ -326,6 +332,7 @@ static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
 
 void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 {
+	const char *debug_file = NULL;
 	int fd = -1, saved;
 	Dwfl_Module *mod;
 	GElf_Addr bias;
@@ -359,6 +366,9 @@ void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 	if (!elf || read_segments(e, elf))
 		goto cleanup;
 	read_symbols(e, mod);
+	/* a debug file, if libdw found one, is known once it read the symbols */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+	e->symtab = e->richness >= 1 || debug_file;
 cleanup:
 	dwfl_end(dwfl);
 	saved = e->fd;
