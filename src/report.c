@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debughint.h"
 #include "report.h"
 #include "util.h"
 
@@ -146,6 +147,8 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
 	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
+	if (sym)
+		debughint__print(sym, f);
 }
 
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
