@@ -62,14 +62,16 @@ ordered=$(fold_sum_ordered "$TMP/out.folded" on-cpu burner burner_main burn_cpu)
 check_ge "share of burner on-CPU weight with burner_main before burn_cpu (%)" \
 	"$(calc "100 * $ordered / ($on ? $on : 1)")" 90
 
-# Off-CPU: all sleeps are nanosleep() calls; what is left (< 10%) is waiting
-# for a CPU after being preempted while burning.
+# Off-CPU: all sleeps are nanosleep() calls; what is left is waiting for a
+# CPU after being preempted while burning, which grows with the machine's
+# load: it is left out of the share.
 nsl=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner '.*nanosleep.*')
-check_ge "share of burner off-CPU weight under a *nanosleep* frame (%)" \
-	"$(calc "100 * $nsl / ($off ? $off : 1)")" 90
+pre=$(fold_sum "$TMP/out.folded" off-cpu:runqueue burner burn_cpu)
+check_ge "share of burner off-CPU weight (preempted in burn_cpu aside: $pre us) under a *nanosleep* frame (%)" \
+	"$(calc "100 * $nsl / ($off - $pre > 0 ? $off - $pre : 1)")" 90
 sleep_w=$(fold_sum "$TMP/out.folded" off-cpu:sleep burner)
-check_ge "share of burner off-CPU weight tagged off-cpu:sleep (nanosleep is TASK_INTERRUPTIBLE) (%)" \
-	"$(calc "100 * $sleep_w / ($off ? $off : 1)")" 90
+check_ge "share of burner off-CPU weight (preempted in burn_cpu aside) tagged off-cpu:sleep (nanosleep is TASK_INTERRUPTIBLE) (%)" \
+	"$(calc "100 * $sleep_w / ($off - $pre > 0 ? $off - $pre : 1)")" 90
 # A thread leaves the CPU inside the kernel, so off-CPU stacks end in kernel frames.
 kern=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner '.*_[[]k[]]')
 check_ge "share of burner off-CPU weight with kernel frames (%)" \
