@@ -354,6 +354,21 @@ fold_bad_kernel_order()
 	}' "$1"
 }
 
+# switches_of NAME: the context switches of the targets that wprof's summary
+# in $TMP/NAME.err counted.
+switches_of()
+{
+	sed -n 's/^wprof: [0-9]* samples, \([0-9]*\) context switches.*/\1/p' "$TMP/$1.err"
+}
+
+# SWITCH_SLACK_US: how far a thread's on-CPU time by the switch timestamps may
+# drift, per context switch, from the kernel's run time (schedstat,
+# CLOCK_THREAD_CPUTIME_ID): the kernel starts and stops its clock elsewhere
+# in the scheduler's path than the sched_switch tracepoint, and the BPF
+# programs at that tracepoint (wprof's, and those of any other tracer) run
+# in between. About 9 us a switch was seen on a 2-CPU VM under load.
+SWITCH_SLACK_US=20
+
 # report_get FILE KEY: value of a `key value` line of a workload report.
 report_get()
 {
