@@ -229,7 +229,8 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 	if (n > shown)
 		fprintf(f, ", %d more files with %llu frames", n - shown, (unsigned long long)rest);
 	if (packaged && !getenv("DEBUGINFOD_URLS"))
-		fprintf(f, "; or, for packaged files, set DEBUGINFOD_URLS=%s", DEBUGHINT_DEBUGINFOD);
+		fprintf(f, "; or, for packaged files, set DEBUGINFOD_URLS=%s",
+			DEBUGHINT_DEBUGINFOD);
 	fprintf(f, "\n");
 	free(u);
 }

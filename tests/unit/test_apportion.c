@@ -39,7 +39,7 @@ static void test_apportion_cases(void)
 		size_t n;
 		const char *want, *what;
 	} cases[] = {
-		{ 100, { 1, 1, 1 }, 3, "34 33 33", "3 equal shares of 100: the first gets the unit" },
+		{ 100, { 1, 1, 1 }, 3, "34 33 33", "3 equal shares of 100: the first gets 1 more" },
 		{ 10, { 5, 3, 2 }, 3, "5 3 2", "exact" },
 		{ 7, { 1, 2, 4 }, 3, "1 2 4", "exact, uneven" },
 		{ 10, { 1, 1, 1, 3 }, 4, "2 2 1 5", "remainders 1/6 x3 and 3/6: the 3/6 first" },
@@ -94,7 +94,7 @@ static void test_round_us(void)
 		size_t n;
 		const char *want, *what;
 	} cases[] = {
-		{ { 1400, 1400, 1400 }, 3, "2 1 1", "4.2 us in 3 lines of 1.4: 4 us, one gets the unit" },
+		{ { 1400, 1400, 1400 }, 3, "2 1 1", "4.2 us in 3 lines of 1.4: 4 us" },
 		{ { 1600, 1600 }, 2, "2 1", "3.2 us: rounding each up would give 4" },
 		{ { 499, 499, 499 }, 3, "1 0 0", "1.497 us: 1 us, not 0" },
 		{ { 999, 1, 500 }, 3, "1 0 1", "1.5 us rounds half up to 2: to 999 and 500" },
