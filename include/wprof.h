@@ -36,7 +36,7 @@ struct wprof_key {
 
 struct wprof_val {
 	__u64 count;    /* on-CPU: samples; off-CPU: blocks (intervals) */
-	__u64 total_ns; /* off-CPU only; on-CPU time is count * period */
+	__u64 total_ns; /* off-CPU only; on-CPU lines are weighed in user space */
 	__u64 max_ns;   /* longest single interval (off-CPU) */
 };
 

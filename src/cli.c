@@ -67,7 +67,8 @@ void cli_usage(FILE *f)
 		"\n"
 		"Targets:\n"
 		"  -p, --pid PID[,PID...]   every thread of these processes, also new threads\n"
-		"  -t, --tid TID[,TID...]   only these threads\n"
+		"  -t, --tid TID[,TID...]   only these threads (ids separated by commas or\n"
+		"                           spaces, as pidof prints them)\n"
 		"  -a, --all                every thread on the system\n"
 		"  -- CMD [ARGS...]         run CMD (and what it forks), stop when it exits\n"
 		"\n"
@@ -110,6 +111,34 @@ static int bad(const char *what, const char *arg, const char *want)
 	return -EINVAL;
 }
 
+/*
+ * -p/-t LIST: ids as `pidof` (spaces), `pgrep` (newlines) or `pgrep -d,`
+ * print them. An empty element is refused wherever it is, so that a list
+ * built by a script that lost an id fails instead of recording fewer targets.
+ */
+static int bad_id_list(int opt, const char *arg, struct record_opts *opts)
+{
+	const char *what = opt == 'p' ? "PID" : "TID";
+	char why[128], shown[64];
+	size_t i;
+	int err;
+
+	err = parse_id_list(arg, &opts->ids, &opts->nr_ids, why, sizeof(why));
+	if (err == -ENOMEM)
+		pr_err("out of memory");
+	if (err != -EINVAL)
+		return err;
+	/* the list as given, on one line: pgrep's newlines show as spaces */
+	snprintf(shown, sizeof(shown), "%s", arg);
+	for (i = 0; shown[i]; i++)
+		if ((unsigned char)shown[i] < 0x20)
+			shown[i] = ' ';
+	pr_err("invalid %s list '%s%s': %s; give %ss separated by commas or spaces, e.g. -%c 42,43 "
+	       "or %s", what, shown, strlen(arg) >= sizeof(shown) ? "..." : "", why, what, opt,
+	       opt == 'p' ? "-p \"$(pidof NAME)\"" : "-t \"$(ls /proc/PID/task)\"");
+	return err;
+}
+
 int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 {
 	int c, nr_modes = 0;
@@ -136,9 +165,8 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			if (!opts->nr_ids)
 				nr_modes++;
 			opts->filter = f;
-			if (parse_id_list(optarg, &opts->ids, &opts->nr_ids))
-				return bad(c == 'p' ? "PID list" : "TID list", optarg,
-					   "expected positive numbers separated by commas");
+			if (bad_id_list(c, optarg, opts))
+				return -EINVAL;
 			break;
 		}
 		case 'a':

@@ -2,6 +2,8 @@
 #ifndef WPROF_CLI_H
 #define WPROF_CLI_H
 
+#include <stdio.h>
+
 #include "opts.h"
 
 /*

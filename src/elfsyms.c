@@ -57,6 +57,7 @@ struct elfsyms {
 	int richness;
 	unsigned int owner_uid; /* of the file: whose debug files it may name */
 	bool indexed;
+	bool symtab; /* symbols from a .symtab (the file's or a debug file's), not .dynsym alone */
 	char **debuginfo_path;
 	__u64 bias; /* module address - ELF vaddr */
 	struct seg *segs;
@@ -160,6 +161,11 @@ const char *elfsyms__basename(const struct elfsyms *e)
 bool elfsyms__indexed(const struct elfsyms *e)
 {
 	return e->indexed;
+}
+
+bool elfsyms__has_symtab(const struct elfsyms *e)
+{
+	return e->symtab;
 }
 
 bool elfsyms__holds_fd(const struct elfsyms *e)
@@ -446,6 +452,7 @@ static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
 
 void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 {
+	const char *debug_file = NULL;
 	int fd = -1, saved;
 	Dwfl_Module *mod;
 	GElf_Addr bias;
@@ -479,6 +486,9 @@ void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 	if (!elf || read_segments(e, elf))
 		goto cleanup;
 	read_symbols(e, mod);
+	/* a debug file, if libdw found one, is known once it read the symbols */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+	e->symtab = e->richness >= 1 || debug_file;
 cleanup:
 	dwfl_end(dwfl);
 	saved = e->fd;

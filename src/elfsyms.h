@@ -45,6 +45,12 @@ int elfsyms__richness(const struct elfsyms *e);
 const char *elfsyms__basename(const struct elfsyms *e);
 
 bool elfsyms__indexed(const struct elfsyms *e);
+/*
+ * Once indexed: were the symbols read from a full symbol table (.symtab of
+ * the file or of a separate debug file)? False with .dynsym alone, where
+ * only exported functions have names: a debug file would name the rest.
+ */
+bool elfsyms__has_symtab(const struct elfsyms *e);
 /* True while @e holds a file descriptor: until indexed, and after if @keep_fd was set. */
 bool elfsyms__holds_fd(const struct elfsyms *e);
 

@@ -18,6 +18,18 @@ static const char *const state_tags[WPROF_STATE_CNT] = {
 	[WPROF_OFF_RUNQ] = "off-cpu:runqueue",
 };
 
+/*
+ * The time of one output line, kept until all lines of its thread are known:
+ * a thread's lines are weighed together (see weigh_group()).
+ */
+struct line {
+	struct wprof_wake_key k; /* k.blocked alone unless `wake` */
+	bool wake;               /* --wakers: a blocked stack and its waker */
+	__u64 count;             /* samples or intervals */
+	__u64 ns, max_ns;        /* off-CPU only */
+	__u64 us, max_us;        /* the weight, set by weigh_group() */
+};
+
 struct builder {
 	struct profile *p;
 	struct session *s;
@@ -27,6 +39,8 @@ struct builder {
 	char (*names)[NAME_LEN]; /* MAX_FRAMES names */
 	size_t nr;               /* names used */
 	struct wprof_stack stack;
+	struct line *lines;
+	size_t nr_lines, cap_lines;
 };
 
 static int cmp_tid(const void *a, const void *b)
@@ -173,8 +187,12 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 	char path[64], comm[WPROF_COMM_LEN + 1];
 
 	t->wall_ns = t->on_ns;
-	for (int k = 1; k < WPROF_STATE_CNT; k++)
+	t->on_us = t->wall_us = ns_to_us(t->on_ns);
+	for (int k = 1; k < WPROF_STATE_CNT; k++) {
 		t->wall_ns += t->off_ns[k];
+		t->off_us[k] = ns_to_us(t->off_ns[k]);
+		t->wall_us += t->off_us[k];
+	}
 	if (main && main->comm[0]) {
 		memcpy(t->pcomm, main->comm, sizeof(t->pcomm));
 	} else {
@@ -367,8 +385,8 @@ static void begin(struct builder *b, const struct wprof_key *k, const struct thr
 	add_stack(b, k->pid, k->kstack_id, true, false);
 }
 
-static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u64 ns,
-	       __u64 count, __u64 max_ns)
+static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u64 us,
+	       __u64 count, __u64 max_us)
 {
 	const char *frames[MAX_FRAMES];
 
@@ -378,20 +396,12 @@ static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u6
 		put_name(b, tag_of(b->o, k->state));
 	for (size_t i = 0; i < b->nr; i++)
 		frames[i] = b->names[i];
-	return folded__add_stats(b->out, frames, b->nr, (ns + 500) / 1000, count,
-				 (max_ns + 500) / 1000);
+	return folded__add_stats(b->out, frames, b->nr, us, count, max_us);
 }
 
 static size_t prefix_len(const struct builder *b)
 {
 	return !b->o->tag_leaf + 1 + (b->o->format == FORMAT_JSON ? 2 : 0);
-}
-
-static int emit(struct builder *b, const struct wprof_key *k, const struct thread_acct *t,
-		__u64 ns, __u64 count, __u64 max_ns)
-{
-	begin(b, k, t);
-	return end(b, k, prefix_len(b), ns, count, max_ns);
 }
 
 static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)
@@ -401,54 +411,68 @@ static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)
 	return t ? t : sampled_thread(b, pid, tid);
 }
 
+/* Pass 2: every line's time, weighed later; nothing is symbolized yet. */
+static int add_line(struct builder *b, const struct wprof_key *k,
+		    const struct wprof_wake_key *wk, __u64 count, __u64 ns, __u64 max_ns)
+{
+	struct line *l;
+
+	if (b->nr_lines == b->cap_lines) {
+		size_t cap = b->cap_lines ? 2 * b->cap_lines : 1024;
+
+		l = realloc(b->lines, cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		b->lines = l;
+		b->cap_lines = cap;
+	}
+	l = &b->lines[b->nr_lines++];
+	memset(l, 0, sizeof(*l));
+	if (wk)
+		l->k = *wk;
+	else
+		l->k.blocked = *k;
+	l->wake = wk != NULL;
+	l->count = count;
+	l->ns = ns;
+	l->max_ns = max_ns;
+	return 0;
+}
+
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
 	struct thread_acct *t = thread_of(b, k->pid, k->tid);
-	__u64 ns = v->total_ns, max_ns = v->max_ns;
 
 	if (!t)
 		return -ENOMEM;
 	if (k->state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
-	if (k->state == WPROF_ON_CPU) {
+	if (k->state == WPROF_ON_CPU)
 		t->samples += v->count;
-		ns = v->count * b->p->period_ns;
-		max_ns = b->p->period_ns;
-	}
-	return emit(b, k, t, ns, v->count, max_ns);
+	return add_line(b, k, NULL, v->count, v->total_ns, v->max_ns);
 }
 
-/* --wakers: the blocked stack, "--", the waker's stacks leaf first, its name. */
+/* --wakers: blocked time whose waker is known, in lines of their own. */
 static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
 	struct thread_acct *t = thread_of(b, k->blocked.pid, k->blocked.tid);
-	char comm[WPROF_COMM_LEN + 1];
 
 	if (!t)
 		return -ENOMEM;
-	if (!t->selected)
+	if (k->blocked.state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
-	begin(b, &k->blocked, t);
-	if (b->nr == prefix_len(b))
-		put_name(b, "[no stack]");
-	put_name(b, "--");
-	add_stack(b, 0, k->waker_kstack_id, true, true);
-	add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
-	memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
-	comm[WPROF_COMM_LEN] = '\0';
-	put_name(b, comm);
-	return end(b, &k->blocked, 0, v->total_ns, v->count, v->max_ns);
+	return add_line(b, NULL, k, v->count, v->total_ns, v->max_ns);
 }
 
-/* Pass 3: the stacks of intervals still open at the window's end. */
 static bool in_block_range(const struct record_opts *o, __u64 ns)
 {
 	return ns >= o->min_block_ns && ns <= o->max_block_ns;
 }
 
-static int emit_open(const struct wprof_thread *th, void *ctx)
+/* The intervals still open at the window's end. */
+static int add_open(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
 	struct thread_acct *t = find_thread(b->p, th->tid);
@@ -464,12 +488,136 @@ static int emit_open(const struct wprof_thread *th, void *ctx)
 		return 0;
 	if (blocked && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
-		err = emit(b, &k, t, blocked, 1, blocked);
+		err = add_line(b, &k, NULL, 1, blocked, blocked);
 	}
 	k.state = WPROF_OFF_RUNQ;
 	if (!err && runq && in_block_range(b->o, runq))
-		err = emit(b, &k, t, runq, 1, runq);
+		err = add_line(b, &k, NULL, 1, runq, runq);
 	return err;
+}
+
+/* Lines by thread and state; within those by key, so ties split the same way every time. */
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	const struct wprof_key *kx = &x->k.blocked, *ky = &y->k.blocked;
+
+	if (kx->tid != ky->tid)
+		return kx->tid < ky->tid ? -1 : 1;
+	if (kx->state != ky->state)
+		return kx->state < ky->state ? -1 : 1;
+	if (x->wake != y->wake)
+		return x->wake ? 1 : -1;
+	return memcmp(&x->k, &y->k, sizeof(x->k));
+}
+
+/*
+ * Weigh the `n` lines of one thread and state in whole us that add up
+ * exactly, rounding by largest remainder (see util.h):
+ * - on-CPU: the thread's exact on-CPU time, split by samples: sampling only
+ *   tells where the time went, the switch events tell how much there was.
+ *   A thread with samples but no switch-timed time (its entry was lost)
+ *   falls back to a sampling period per sample.
+ * - off-CPU: each line its own time, rounded so that the lines sum to their
+ *   total rounded once, not line by line.
+ * `max_us` is what one sample weighs (on-CPU) or the longest interval,
+ * rounded down (off-CPU); the whole weight when the line is one sample or
+ * interval.
+ */
+static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *shares,
+		       __u64 *parts)
+{
+	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid);
+	bool on = l->k.blocked.state == WPROF_ON_CPU;
+	__u64 samples = 0, total = 0, one = 0;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		shares[i] = on ? l[i].count : l[i].ns;
+		samples += l[i].count;
+	}
+	if (on && t && t->on_ns) {
+		total = t->on_us;
+	} else if (on) {
+		total = ns_to_us(samples * b->p->period_ns);
+		b->p->untimed_threads += samples > 0;
+	}
+	if (on && samples)
+		one = total / samples;
+	err = on ? apportion(total, shares, n, parts) : round_ns_to_us(shares, n, parts);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		l[i].us = parts[i];
+		l[i].max_us = l[i].count == 1 ? parts[i] : on ? one : l[i].max_ns / 1000;
+		if (l[i].max_us > l[i].us)
+			l[i].max_us = l[i].us;
+	}
+	return 0;
+}
+
+static int weigh_lines(struct builder *b)
+{
+	__u64 *shares = malloc((b->nr_lines + 1) * sizeof(*shares));
+	__u64 *parts = malloc((b->nr_lines + 1) * sizeof(*parts));
+	int err = 0;
+
+	if (!shares || !parts) {
+		err = -ENOMEM;
+		goto out;
+	}
+	qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
+	for (size_t i = 0, j; i < b->nr_lines && !err; i = j) {
+		const struct wprof_key *k = &b->lines[i].k.blocked;
+
+		for (j = i + 1; j < b->nr_lines && b->lines[j].k.blocked.tid == k->tid &&
+				b->lines[j].k.blocked.state == k->state; j++)
+			;
+		err = weigh_group(b, &b->lines[i], j - i, shares, parts);
+	}
+out:
+	free(shares);
+	free(parts);
+	return err;
+}
+
+/* Pass 3: symbolize every line and add it with its weight. */
+static int emit_line(struct builder *b, const struct line *l)
+{
+	const struct wprof_wake_key *k = &l->k;
+	const struct thread_acct *t = find_thread(b->p, k->blocked.tid);
+	char comm[WPROF_COMM_LEN + 1];
+
+	if (!t)
+		return -ENOENT; /* every line's thread was found or made when it was added */
+	begin(b, &k->blocked, t);
+	if (!l->wake)
+		return end(b, &k->blocked, prefix_len(b), l->us, l->count, l->max_us);
+	/* the blocked stack, "--", the waker's stacks leaf first, its name */
+	if (b->nr == prefix_len(b))
+		put_name(b, "[no stack]");
+	put_name(b, "--");
+	add_stack(b, 0, k->waker_kstack_id, true, true);
+	add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
+	memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
+	comm[WPROF_COMM_LEN] = '\0';
+	put_name(b, comm);
+	return end(b, &k->blocked, 0, l->us, l->count, l->max_us);
+}
+
+/*
+ * A thread that ran without being sampled (shorter than a sampling period,
+ * or unlucky) still shows its on-CPU time: count 0, no stack.
+ */
+static int emit_unsampled(struct builder *b, const struct thread_acct *t)
+{
+	struct wprof_key k = { .pid = t->pid, .tid = t->tid, .state = WPROF_ON_CPU };
+
+	b->p->unsampled_threads++;
+	b->p->unsampled_us += t->on_us;
+	begin(b, &k, t);
+	put_name(b, "[unsampled]");
+	return end(b, &k, prefix_len(b), t->on_us, 0, 0);
 }
 
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
@@ -500,8 +648,19 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	if (!err && o->wakers)
 		err = session__for_each_wake(s, add_wake, &b);
 	if (!err)
-		err = session__for_each_thread(s, emit_open, &b);
+		err = session__for_each_thread(s, add_open, &b);
+	if (!err)
+		err = weigh_lines(&b);
+	for (size_t i = 0; i < b.nr_lines && !err; i++)
+		err = emit_line(&b, &b.lines[i]);
+	for (size_t i = 0; i < p->nr_threads && !err; i++) {
+		const struct thread_acct *t = &p->threads[i];
+
+		if (t->selected && t->on_us && !t->samples)
+			err = emit_unsampled(&b, t);
+	}
 out:
+	free(b.lines);
 	free(b.names);
 	return err;
 }
@@ -538,12 +697,16 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 		}
 		pr->on_ns += t->on_ns;
 		pr->wall_ns += t->wall_ns;
+		pr->on_us += t->on_us;
+		pr->wall_us += t->wall_us;
 		pr->samples += t->samples;
 		pr->blocks += t->blocks;
 		if (t->max_block_ns > pr->max_block_ns)
 			pr->max_block_ns = t->max_block_ns;
-		for (int k = 1; k < WPROF_STATE_CNT; k++)
+		for (int k = 1; k < WPROF_STATE_CNT; k++) {
 			pr->off_ns[k] += t->off_ns[k];
+			pr->off_us[k] += t->off_us[k];
+		}
 	}
 	qsort(procs, nr, sizeof(*procs), cmp_wall_desc);
 	return nr;

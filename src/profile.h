@@ -18,6 +18,11 @@ struct thread_acct {
 	__u64 wall_ns;                  /* on + off: the time it existed in the window */
 	__u64 on_ns;                    /* exact on-CPU time */
 	__u64 off_ns[WPROF_STATE_CNT];  /* by state; [WPROF_ON_CPU] unused */
+	/*
+	 * The same in us, each rounded to the nearest, and wall_us their sum:
+	 * what the outputs print, and what the stacks of the thread add up to.
+	 */
+	__u64 wall_us, on_us, off_us[WPROF_STATE_CNT];
 	__u64 samples;
 	__u64 blocks;                   /* intervals in sleep or disk */
 	__u64 max_block_ns;
@@ -40,6 +45,10 @@ struct profile {
 	__u64 frames_total, frames_unnamed;
 	__u64 stacks_missing; /* stack ids not found in the stack map */
 	__u64 threads_left_out;
+	/* threads with on-CPU time but no sample: shown as [unsampled] lines */
+	__u64 unsampled_threads, unsampled_us;
+	/* threads with samples but no switch-timed on-CPU time: weighed by the period */
+	__u64 untimed_threads;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 };
 
@@ -47,10 +56,19 @@ struct profile {
  * Read the detached session's maps, close the intervals still open at the
  * window's end, symbolize, and add every selected stack to `out`. With
  * --format json each stack's frames start with TAG, PID, TID, COMM.
+ *
+ * Weights are us. Per thread, the on-CPU lines sum to exactly its on_us,
+ * split in proportion to their samples; per thread and off-CPU state, the
+ * lines sum to exactly their time rounded to us (the thread's off_us[state]
+ * unless --min-block/--max-block left intervals out). A thread that ran but
+ * was never sampled gets one on-CPU line with the frame "[unsampled]".
  */
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out);
-/* Per process sums of the selected threads, by wall time; caller frees. */
+/*
+ * Per process sums of the selected threads, by wall time; caller frees. The
+ * us fields are sums of the threads' us, so a process adds up as they do.
+ */
 size_t profile__processes(const struct profile *p, struct thread_acct **out);
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);

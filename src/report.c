@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debughint.h"
 #include "report.h"
 #include "perfmap.h"
 #include "util.h"
@@ -166,6 +167,12 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	if (st[WPROF_STAT_FILTERED])
 		fprintf(f, ", %llu intervals outside --min-block/--max-block",
 			(unsigned long long)st[WPROF_STAT_FILTERED]);
+	if (p->unsampled_threads)
+		fprintf(f, "; %llu threads ran %.3f ms without a sample ([unsampled] lines)",
+			(unsigned long long)p->unsampled_threads, p->unsampled_us / 1e3);
+	if (p->untimed_threads)
+		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
+			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
 		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
@@ -181,6 +188,8 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
 	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
+	if (sym)
+		debughint__print(sym, f);
 }
 
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
@@ -266,10 +275,10 @@ static void json_acct(FILE *f, const struct thread_acct *t)
 	fprintf(f,
 		"\"wall_us\": %llu, \"on_cpu_us\": %llu, \"runqueue_us\": %llu, "
 		"\"sleep_us\": %llu, \"disk_us\": %llu, \"blocks\": %llu, \"max_block_us\": %llu",
-		(unsigned long long)t->wall_ns / 1000, (unsigned long long)t->on_ns / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_RUNQ] / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_SLEEP] / 1000,
-		(unsigned long long)t->off_ns[WPROF_OFF_DISK] / 1000,
+		(unsigned long long)t->wall_us, (unsigned long long)t->on_us,
+		(unsigned long long)t->off_us[WPROF_OFF_RUNQ],
+		(unsigned long long)t->off_us[WPROF_OFF_SLEEP],
+		(unsigned long long)t->off_us[WPROF_OFF_DISK],
 		(unsigned long long)t->blocks, (unsigned long long)t->max_block_ns / 1000);
 }
 
@@ -361,6 +370,9 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
 		(unsigned long long)p->window_ns / 1000, (unsigned long long)o->freq_hz,
 		(unsigned long long)p->period_ns / 1000);
+	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
+		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
+		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);
 	fprintf(f, "  \"processes\": [");
 	for (size_t i = 0; i < nr_procs; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads);

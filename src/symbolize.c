@@ -69,16 +69,25 @@ struct proc {
 	bool jit_truncated; /* counted in stats.jit_truncated */
 };
 
+/* A file whose code fell back to file+0xOFF, with how many frames did. */
+struct unnamed_mod {
+	char *path;
+	__u64 frames;
+	bool has_symtab, unreadable, not_code;
+};
+
 /* The names of one address: @nr times a kind byte and a NUL-terminated name. */
 struct name_ent {
 	__u32 gen;
 	int ret;
 	int nr;
+	struct unnamed_mod *mod; /* a fallback in a file: counted when a frame gets it */
 	char text[];
 };
 
 struct symbolizer {
 	struct hmap files, build_ids, procs, names;
+	struct hmap unnamed; /* path hash, length -> struct unnamed_mod */
 	struct sym_file **all_files; /* every struct sym_file once, to free them */
 	size_t nr_files, cap_files;
 	__u32 gen;
@@ -513,6 +522,36 @@ static void fallback_name(const struct proc_map *m, __u64 ip, __u64 off, char *b
 			 (unsigned long long)off);
 }
 
+/*
+ * The record of the file at @m, whose code at some address has no name.
+ * NULL when out of memory: the frame is then not counted, nothing else.
+ */
+static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_map *m,
+				       const struct sym_file *file)
+{
+	size_t len = strlen(m->path);
+	bool code = proc_map__is_exec(m);
+	__u64 key = hmap__hash_bytes(m->path, len), key2 = len << 1 | code;
+	struct unnamed_mod *u = hmap__get(&s->unnamed, key, key2);
+	void *old;
+
+	/* a hash collision only makes two files share a count */
+	if (u)
+		return u;
+	u = calloc(1, sizeof(*u));
+	if (!u || !(u->path = strdup(m->path)) || hmap__put(&s->unnamed, key, key2, u, &old)) {
+		if (u)
+			free(u->path);
+		free(u);
+		return NULL;
+	}
+	/* a walk that strays into a file's data mapping: no symbol is missing there */
+	u->not_code = !code;
+	u->unreadable = code && !file;
+	u->has_symtab = file && elfsyms__has_symtab(file->es);
+	return u;
+}
+
 /* Append a name of kind @kind to the entry text at @text; the new length. */
 static size_t add_name(char *text, size_t len, int kind, const char *name)
 {
@@ -531,6 +570,7 @@ static struct name_ent *resolve(struct symbolizer *s, struct proc *p, int pid, _
 	const char *name = NULL, *inl[MAX_FRAMES_PER_IP - 1];
 	char fallback[FALLBACK_LEN], text[MAX_FRAMES_PER_IP * (MAX_NAME_LEN + 1)];
 	const struct proc_map *m = NULL;
+	struct unnamed_mod *mod = NULL;
 	struct sym_file *file = NULL;
 	int ret = 0, kind = KIND_PLAIN, nr_inl = 0, i;
 	struct name_ent *ent;
@@ -564,6 +604,9 @@ static struct name_ent *resolve(struct symbolizer *s, struct proc *p, int pid, _
 		name = fallback;
 		kind = KIND_PLAIN;
 		ret = 1;
+		/* code of a file: [vdso], [anon], [heap] and the like are no package's */
+		if (m && m->path && m->path[0] == '/')
+			mod = unnamed_mod(s, m, file);
 	}
 done:
 	len = add_name(text, 0, kind, name);
@@ -575,6 +618,7 @@ done:
 	ent->gen = p ? p->gen : 0;
 	ent->ret = ret;
 	ent->nr = 1 + nr_inl;
+	ent->mod = mod;
 	memcpy(ent->text, text, len);
 	return ent;
 }
@@ -635,6 +679,8 @@ int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t 
 		return -ENOMEM;
 	put_name(buf, size, ent->text[0], ent->text + 1);
 	count_user(s, ent);
+	if (ent->mod)
+		ent->mod->frames++;
 	return ent->ret;
 }
 
@@ -688,6 +734,48 @@ int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
 	snprintf(buf, size, "[kernel]+0x%llx", (unsigned long long)ip);
 	s->stats.kernel_fallback++;
 	return 1;
+}
+
+static int cmp_unnamed(const void *a, const void *b)
+{
+	const struct symbolizer_unnamed *x = a, *y = b;
+
+	if (x->frames != y->frames)
+		return x->frames > y->frames ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **out)
+{
+	struct symbolizer_unnamed *u;
+	size_t n = 0;
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	u = calloc(s->unnamed.nr + 1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->unnamed.cap; i++) {
+		const struct unnamed_mod *m = s->unnamed.slots[i].val;
+
+		if (!m || !m->frames)
+			continue;
+		u[n++] = (struct symbolizer_unnamed){
+			.path = m->path,
+			.frames = m->frames,
+			.has_symtab = m->has_symtab,
+			.unreadable = m->unreadable,
+			.not_code = m->not_code,
+		};
+	}
+	qsort(u, n, sizeof(*u), cmp_unnamed);
+	if (!n) {
+		free(u);
+		u = NULL;
+	}
+	*out = u;
+	return n;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
@@ -759,6 +847,14 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	for (i = 0; i < s->names.cap; i++)
 		free(s->names.slots[i].val);
+	for (i = 0; i < s->unnamed.cap; i++) {
+		struct unnamed_mod *u = s->unnamed.slots[i].val;
+
+		if (u)
+			free(u->path);
+		free(u);
+	}
+	hmap__clear(&s->unnamed);
 	hmap__clear(&s->procs);
 	hmap__clear(&s->files);
 	hmap__clear(&s->build_ids);

@@ -123,4 +123,23 @@ struct symbolizer_stats {
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
+/* A file whose code was named by file offset ("libfoo.so+0x1a2b") in some frames. */
+struct symbolizer_unnamed {
+	const char *path; /* as the process mapped it; valid while the symbolizer lives */
+	__u64 frames;     /* symbolizer__user() calls that gave such a name */
+	bool has_symtab;  /* it has a full symbol table: the code is outside any function */
+	bool unreadable;  /* the file could not be opened: no symbols were read at all */
+	bool not_code;    /* addresses in a mapping of its data, not its code (a stray walk) */
+};
+/*
+ * The files of symbolizer__user()'s fallback names, most frames first:
+ * each call of symbolizer__user() counts one frame (symbolizer__user_frames()
+ * counts none, so a caller that asks both for one frame counts it once).
+ * [vdso], anonymous and unmapped memory are no file's. A file's code and
+ * its data (where only a stack walk gone astray leads) count apart, so a
+ * file may be listed twice. *@out is malloc'd
+ * (NULL when empty): the caller frees it. Returns how many, or -ENOMEM.
+ */
+int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **out);
+
 #endif /* WPROF_SYMBOLIZE_H */

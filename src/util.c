@@ -103,33 +103,127 @@ int parse_positive(const char *s, __u64 max, __u64 *out)
 	return 0;
 }
 
-int parse_id_list(const char *s, __u32 **ids, size_t *nr)
+/* What separates ids besides a comma: `pidof` prints spaces, `pgrep` newlines. */
+#define ID_BLANKS " \t\n"
+
+int parse_id_list(const char *s, __u32 **ids, size_t *nr, char *why, size_t why_len)
 {
-	char *copy, *tok, *save = NULL;
-	int err = 0;
+	const char *first = s + strspn(s, ID_BLANKS), *p = first;
+	char elem[24];
+	__u64 v;
+	__u32 *n;
+	int err;
 
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	if (!*copy || copy[strlen(copy) - 1] == ',')
-		err = -EINVAL;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		__u64 v;
-		__u32 *n;
+	if (!*p) {
+		snprintf(why, why_len, "it is empty");
+		return -EINVAL;
+	}
+	for (;;) {
+		size_t len = strcspn(p, "," ID_BLANKS);
 
-		err = parse_positive(tok, 0x3fffffff, &v); /* PID_MAX_LIMIT */
-		if (err)
-			break;
-		n = realloc(*ids, (*nr + 1) * sizeof(**ids));
-		if (!n) {
-			err = -ENOMEM;
-			break;
+		if (!len) {
+			snprintf(why, why_len, "%s", p == first ? "it starts with a comma" :
+					"it has an empty element between two commas");
+			return -EINVAL;
 		}
+		/* 20 digits hold any 64-bit number: a longer element is no id */
+		if (len >= sizeof(elem)) {
+			snprintf(why, why_len, "'%.20s...' is not a number", p);
+			return -EINVAL;
+		}
+		memcpy(elem, p, len);
+		elem[len] = '\0';
+		err = parse_positive(elem, 0x3fffffff, &v); /* FUTEX_TID_MASK: no id is larger */
+		if (err) {
+			snprintf(why, why_len, err == -ERANGE ? "'%s' is too large for an id" :
+					"'%s' is not a positive number", elem);
+			return -EINVAL;
+		}
+		n = realloc(*ids, (*nr + 1) * sizeof(**ids));
+		if (!n)
+			return -ENOMEM;
 		*ids = n;
 		(*ids)[(*nr)++] = v;
+		p += len;
+		p += strspn(p, ID_BLANKS);
+		if (!*p)
+			return 0;
+		if (*p != ',')
+			continue; /* blanks alone separate two ids */
+		p++;
+		p += strspn(p, ID_BLANKS);
+		if (!*p) {
+			snprintf(why, why_len, "it ends with a comma");
+			return -EINVAL;
+		}
 	}
-	free(copy);
-	return err;
+}
+
+struct remainder {
+	unsigned __int128 rem;
+	size_t i;
+};
+
+static int cmp_remainder(const void *a, const void *b)
+{
+	const struct remainder *x = a, *y = b;
+
+	if (x->rem != y->rem)
+		return x->rem > y->rem ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Give the `left` units (fewer than n) one each to the parts of the largest remainders. */
+static void give_left(__u64 *parts, struct remainder *r, size_t n, __u64 left)
+{
+	qsort(r, n, sizeof(*r), cmp_remainder);
+	for (size_t i = 0; i < left && i < n; i++)
+		parts[r[i].i]++;
+}
+
+int apportion(__u64 total, const __u64 *shares, size_t n, __u64 *parts)
+{
+	unsigned __int128 sum = 0, given = 0;
+	struct remainder *r;
+
+	for (size_t i = 0; i < n; i++)
+		sum += shares[i];
+	if (!sum) {
+		memset(parts, 0, n * sizeof(*parts));
+		return 0;
+	}
+	r = malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	/* 128 bits: 2^40 us (12 days) times a share of 2^30 samples overflows 64 */
+	for (size_t i = 0; i < n; i++) {
+		unsigned __int128 x = (unsigned __int128)total * shares[i];
+
+		parts[i] = x / sum;
+		r[i] = (struct remainder){ .rem = x % sum, .i = i };
+		given += parts[i];
+	}
+	give_left(parts, r, n, total - given);
+	free(r);
+	return 0;
+}
+
+int round_ns_to_us(const __u64 *ns, size_t n, __u64 *us)
+{
+	struct remainder *r = malloc((n + 1) * sizeof(*r));
+	__u64 sum = 0, given = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		us[i] = ns[i] / 1000;
+		r[i] = (struct remainder){ .rem = ns[i] % 1000, .i = i };
+		sum += ns[i];
+		given += us[i];
+	}
+	give_left(us, r, n, ns_to_us(sum) - given);
+	free(r);
+	return 0;
 }
 
 __u64 now_ns(void)

@@ -21,8 +21,37 @@ int parse_duration_ns(const char *s, __u64 *ns);
 int parse_time_ns(const char *s, __u64 *ns);
 /* Parse a positive integer no larger than max. 0, -EINVAL or -ERANGE. */
 int parse_positive(const char *s, __u64 max, __u64 *out);
-/* Parse "1,2,3" of positive ids, appending to *ids (realloc'd). 0 or -errno. */
-int parse_id_list(const char *s, __u32 **ids, size_t *nr);
+/*
+ * Parse a list of positive ids, appending them to *ids (realloc'd). Ids are
+ * separated by a comma, blanks (space, tab, newline: what `pidof` and
+ * `pgrep` print), or a comma with blanks around it: "1,2", "1 2", "1, 2".
+ * Blanks at either end are ignored. An empty element is an error: "", "1,",
+ * ",1", "1,,2", "1, ,2". 0, -EINVAL with the reason in @why, or -ENOMEM.
+ */
+int parse_id_list(const char *s, __u32 **ids, size_t *nr, char *why, size_t why_len);
+
+/*
+ * Split @total into @n integer parts proportional to @shares that sum to
+ * exactly @total (largest remainder): part i is total * shares[i] / sum,
+ * rounded down, and the units left over go one each to the parts with the
+ * largest remainders, the first of equal ones first. All parts are 0 when
+ * every share is 0. 0 or -ENOMEM.
+ */
+int apportion(__u64 total, const __u64 *shares, size_t n, __u64 *parts);
+
+/* Nanoseconds to microseconds, to the nearest. */
+static inline __u64 ns_to_us(__u64 ns)
+{
+	return (ns + 500) / 1000;
+}
+
+/*
+ * Round @n times in ns to us so that they sum to exactly their sum rounded
+ * (ns_to_us()): each is rounded down, and the us left over go one each to
+ * the largest remainders, the first of equal ones first. Each result is
+ * its time rounded down or up. 0 or -ENOMEM.
+ */
+int round_ns_to_us(const __u64 *ns, size_t n, __u64 *us);
 
 __u64 now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
 

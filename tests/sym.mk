@@ -9,6 +9,8 @@
 #   sym/debuglink/libsymcall.so .dynsym is left), their debug files named by
 #   sym/debuglink/sym_call.debug          .gnu_debuglink: the program's next to
 #   sym/debuglink/.debug/libsymcall.so.debug   it, the library's in .debug/
+#   sym/stripped/sleepburn      workloads/sleepburn stripped of every symbol,
+#                               with no debug file: nothing can name its code
 # All under $(OUT)/tests. The debuglink pair gets build-ids of its own, so no
 # lookup by build-id can reach the unstripped pair's symbols.
 
@@ -74,7 +76,14 @@ $(SYM_DIR)/debuglink/libsymcall.so: $(SYM_DIR)/full/libsymcall.so
 	$(call msg,STRIP,$@)
 	$(call sym_debuglink,$<,$@,$(SYM_DIR)/debuglink/.debug/libsymcall.so.debug)
 
+# A build-id of its own, too: the unstripped sleepburn's would find its symbols.
+$(SYM_DIR)/stripped/sleepburn: $(OUT)/tests/workloads/sleepburn
+	$(call msg,STRIP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SYM_STRIP) --strip-all --remove-section=.note.gnu.build-id -o $@ $<
+
 SYM_TARGETS := $(OUT)/tests/workloads/sym_inline $(OUT)/tests/workloads/sym_cxx \
+	$(SYM_DIR)/stripped/sleepburn \
 	$(SYM_DIR)/call/sym_call $(SYM_DIR)/call/libsymcall.so \
 	$(SYM_DIR)/debuglink/sym_call $(SYM_DIR)/debuglink/libsymcall.so
 

@@ -31,6 +31,29 @@ expect_error()
 	fi
 }
 
+# expect_usage DESC ERE ARGS...: a mistake in the arguments exits 2.
+expect_usage()
+{
+	expect_error "$@"
+	check "$1: exit status 2 (got $RC)" test "$RC" -eq 2
+}
+
+# -p/-t lists: blanks and commas separate ids; an empty element anywhere is
+# refused, the line saying which mistake it is and how lists are written.
+for opt in -p -t; do
+	expect_usage "$opt ''" "list '': it is empty; .*separated by commas or spaces" \
+		record "$opt" '' -d 1
+	expect_usage "$opt '$pid,'" "ends with a comma" record "$opt" "$pid," -d 1
+	expect_usage "$opt ',$pid'" "starts with a comma" record "$opt" ",$pid" -d 1
+	expect_usage "$opt '$pid,,$pid'" "empty element between two commas" \
+		record "$opt" "$pid,,$pid" -d 1
+	expect_usage "$opt '$pid, ,$pid'" "empty element between two commas" \
+		record "$opt" "$pid, ,$pid" -d 1
+	expect_usage "$opt '$pid abc'" "'abc' is not a positive number" record "$opt" "$pid abc" -d 1
+	expect_usage "$opt '$pid 0'" "'0' is not a positive number" record "$opt" "$pid 0" -d 1
+done
+expect_error "nonexistent pid $gone in a list" "pid $gone does not exist" \
+	record -p "$pid $gone" -d 1
 expect_error "nonexistent pid $gone" "$gone" record -p "$gone" -d 1
 expect_error "nonexistent tid $gone" "$gone" record -t "$gone" -d 1
 expect_error "-d 0" . record -p "$pid" -d 0

@@ -12,8 +12,8 @@
 # - strict JSON in the wprof format (check_json), exit 0, clean stderr.
 # - window_us is 3 s within 100 ms (the -d timer).
 # - every thread: wall_us == on_cpu_us + runqueue_us + sleep_us + disk_us
-#   within 1% (the issue's bound; the parts are exact switch-timed sums, so
-#   only us rounding separates them).
+#   exactly (the parts are exact switch-timed sums, each rounded to us, and
+#   wall_us is their sum).
 # - every thread: wall_us within 1% of window_us (the issue's bound) and,
 #   stricter, within 1 ms: a thread alive all along is clipped to the
 #   window's two edges, so anything more than rounding is a lost or doubled
@@ -58,7 +58,7 @@ check "every thread of mixed is reported (got: $names)" \
 while read -r comm tid wall on rq sl dk blocks maxb; do
 	log "$comm (tid $tid): wall $wall on $on rq $rq sleep $sl disk $dk; $blocks blocks, max $maxb us"
 	sum=$((on + rq + sl + dk))
-	check_near "$comm: wall_us vs on+runqueue+sleep+disk (us)" "$wall" "$sum" "$(calc "0.01 * $wall")"
+	check "$comm: wall_us = on+runqueue+sleep+disk ($wall vs $sum)" test "$wall" -eq "$sum"
 	check_near "$comm: wall_us vs window_us, 1% (us)" "$wall" "$window" "$(calc "0.01 * $window")"
 	check_near "$comm: wall_us vs window_us, exact (us)" "$wall" "$window" 1000
 	case $comm in
@@ -90,12 +90,11 @@ done < <(json_eval "$TMP/out.json" '[" ".join(str(t[k]) for k in ("comm", "tid",
 
 check_near "piperd blocks vs pipewr blocks (one wakeup per write)" "${piperd_blocks:-0}" \
 	"${pipewr_blocks:-9999}" 2
-# The process is summed in ns, each thread rounded to us: 1 us per thread.
-nthreads=$(json_eval "$TMP/out.json" 'len(j["processes"][0]["threads"])')
+# The process's us are the sums of its threads' us: exact.
 for k in wall_us on_cpu_us runqueue_us sleep_us disk_us blocks; do
 	read -r pv tv <<<"$(json_eval "$TMP/out.json" \
 		"'%d %d' % (j['processes'][0]['$k'], sum(t['$k'] for t in j['processes'][0]['threads']))")"
-	check_near "process $k vs the sum over its threads" "$pv" "$tv" "$nthreads"
+	check "process $k = the sum over its threads ($pv vs $tv)" test "$pv" = "$tv"
 done
 read -r hv bv <<<"$(json_eval "$TMP/out.json" \
 	"'%d %d' % (sum(b['count'] for b in hist($pid)), j['processes'][0]['blocks'])")"

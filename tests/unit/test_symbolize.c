@@ -375,6 +375,86 @@ out:
 	symbolizer__free(s);
 }
 
+/* The unnamed frame of @path in @u (@n of them), or NULL. */
+static const struct symbolizer_unnamed *unnamed_of(const struct symbolizer_unnamed *u, int n,
+						   const char *path)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(u[i].path, path))
+			return &u[i];
+	return NULL;
+}
+
+/*
+ * Frames named by file offset are counted per file, one per
+ * symbolizer__user() call, cache hits included: what the summary's line
+ * about missing symbols reports. A stripped library (only .dynsym) and one
+ * whose debug file is not found both lack a full symbol table; a frame
+ * named through a debug file, or named at all, counts nothing.
+ */
+static void test_unnamed(void)
+{
+	char exe[600], stripped[600], debuglink[600], buildid[600], buf[256];
+	char rstripped[PATH_MAX], rbuildid[PATH_MAX];
+	struct symbolizer *s = symbolizer__new();
+	const struct symbolizer_unnamed *x;
+	struct symbolizer_unnamed *u = NULL;
+	struct child c = {};
+	unsigned long long ip;
+	int n;
+
+	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
+	snprintf(stripped, sizeof(stripped), "%s/libwpfix-stripped.so", fixture_dir);
+	snprintf(debuglink, sizeof(debuglink), "%s/libwpfix-debuglink.so", fixture_dir);
+	snprintf(buildid, sizeof(buildid), "%s/libwpfix-buildid.so", fixture_dir);
+	if (!CHECK(s && realpath(stripped, rstripped) && realpath(buildid, rbuildid),
+		   "symbolizer, fixtures"))
+		goto out;
+	n = symbolizer__unnamed(s, &u);
+	CHECK(n == 0 && !u, "nothing unnamed before any lookup (%d)", n);
+	free(u);
+	/* the same library under the deleted role: a copy is named, not counted */
+	if (!CHECK(child_start(&c, (char *[]){ exe, stripped, stripped, debuglink, buildid,
+					       NULL }) == 0,
+		   "fixture child runs"))
+		goto out;
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	ip = child_addr(&c, "stripped_fix_lib_static") + 1;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_S64(symbolizer__user(s, c.pid, ip, buf, sizeof(buf)), 1,
+			     "stripped library, static function, lookup %d: fallback %s", i, buf);
+	CHECK_EQ_S64(symbolizer__user_frames(s, c.pid, ip, false, (char (*)[256])buf, 1), 1,
+		     "symbolizer__user_frames of it: one name, not counted");
+	CHECK_EQ_S64(symbolizer__user(s, c.pid, child_addr(&c, "stripped_fix_lib_work") + 1, buf,
+				      sizeof(buf)),
+		     0, "stripped library, exported function: named (%s)", buf);
+	CHECK_EQ_S64(symbolizer__user(s, c.pid, child_addr(&c, "debuglink_fix_lib_static") + 1,
+				      buf, sizeof(buf)),
+		     0, "static function named through .gnu_debuglink (%s)", buf);
+	ip = child_addr(&c, "buildid_fix_lib_static") + 1;
+	CHECK_EQ_S64(symbolizer__user(s, c.pid, ip, buf, sizeof(buf)), 1,
+		     "debug file out of reach: fallback %s", buf);
+	check_fallback(s, c.pid, 0x1000, "[unmapped]+0x1000", "unmapped: no file's");
+
+	n = symbolizer__unnamed(s, &u);
+	CHECK_EQ_S64(n, 2, "two files had unnamed frames");
+	x = u ? unnamed_of(u, n, rstripped) : NULL;
+	if (CHECK(x != NULL, "%s is one", rstripped)) {
+		CHECK_EQ_U64(x->frames, 3, "its frames: 3 symbolizer__user() calls");
+		CHECK(!x->has_symtab && !x->unreadable, "read, without a full symbol table");
+	}
+	x = u ? unnamed_of(u, n, rbuildid) : NULL;
+	if (CHECK(x != NULL, "%s is one", rbuildid)) {
+		CHECK_EQ_U64(x->frames, 1, "its frames");
+		CHECK(!x->has_symtab && !x->unreadable, "read, without a full symbol table");
+	}
+	CHECK(n >= 1 && u && !strcmp(u[0].path, rstripped), "most frames first");
+	free(u);
+out:
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
 /* Frames of inlined functions, from DWARF. */
 static void test_inline(void)
 {
@@ -633,6 +713,7 @@ int main(void)
 	test_kernel();
 	test_user();
 	test_debug_dirs();
+	test_unnamed();
 	test_inline();
 	test_replaced_exe();
 	test_fd_budget();
