@@ -129,7 +129,7 @@ for pin in pinned unpinned; do
 done
 echo
 echo "wprof record -a, BPF run time per event (last repetition):"
-grep -E 'wprof: (bpf|stack cache)' "$tmp/wprof-a.all" | tail -n 7 | sed 's/^/  /'
+grep -E 'wprof: (bpf|user stacks)' "$tmp/wprof-a.all" | tail -n 9 | sed 's/^/  /'
 echo "wprof record -a, peak RSS (median):"
 
 grep 'peak RSS' "$tmp/wprof-a.all" | awk '{print $4}' | median | sed 's/^/  /; s/$/ KiB/'

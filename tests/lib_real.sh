@@ -52,6 +52,24 @@ rs_nodebug()
 	fi
 }
 
+# rs_http_get SOCK: the body of GET / over the unix socket SOCK (or the error).
+rs_http_get()
+{
+	"$RS_PYTHON" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+data = b""
+while True:
+	b = s.recv(4096)
+	if not b:
+		break
+	data += b
+print(data.decode(errors="replace").split("\r\n\r\n", 1)[-1].strip())' "$1" 2>&1
+}
+
 # rs_tids PIDS: "pid tid" of every thread of the comma-separated PIDS.
 rs_tids()
 {

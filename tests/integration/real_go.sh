@@ -33,19 +33,7 @@ sock=$TMP/go.sock
 start_bg "$TMP/gohttp.log" "$gohttp" "$sock"
 pid=$BG_PID
 wait_line "$TMP/gohttp.log" '^ready [0-9]+$' 10 || fatal "gohttp did not start: $(head -3 "$TMP/gohttp.log")"
-reply=$("$RS_PYTHON" -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-data = b""
-while True:
-	b = s.recv(4096)
-	if not b:
-		break
-	data += b
-print(data.decode(errors="replace").split("\r\n\r\n", 1)[-1].strip())' "$sock" 2>&1)
+reply=$(rs_http_get "$sock")
 check "gohttp answers on $sock (got '$reply')" test "$reply" = ok
 log "$(go version 2>/dev/null): threads $(rs_tids "$pid" | awk '{ print $2 }' | tr '\n' ' ')"
 rs_wait_quiet "$pid" '.*' 500 10 || log "gohttp never went quiet"

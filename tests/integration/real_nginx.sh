@@ -57,19 +57,7 @@ workers=$(pgrep -P "$master" | tr '\n' ',')
 workers=${workers%,}
 [ "$(echo "$workers" | tr ',' '\n' | grep -c .)" -eq 2 ] ||
 	fatal "nginx did not start 2 workers: $(tail -3 "$TMP/nginx.log")"
-reply=$("$RS_PYTHON" -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-data = b""
-while True:
-	b = s.recv(4096)
-	if not b:
-		break
-	data += b
-print(data.decode(errors="replace").split("\r\n\r\n", 1)[-1].strip())' "$sock" 2>&1)
+reply=$(rs_http_get "$sock")
 check "nginx answers on $sock (got '$reply')" test "$reply" = ok
 log "master $master, workers $workers"
 rs_wait_quiet "$master,$workers" '.*' 500 10 || log "nginx never went quiet"
