@@ -16,7 +16,14 @@ time waiting on a run queue (ns) and the number of times it ran. After
 wprof exits, compares them, for every thread present at both reads, with
 the thread's on_cpu_us and runqueue_us of OUT.json, within a bound of
 max(1% of the thread's wall_us, --floor-us (1000)):
-  - on-CPU + run-queue time: within the bound, either way;
+  - on-CPU + run-queue time: not above schedstat's by more than the bound,
+    nor below it by more than the bound plus --wake-us (6) per run. A run
+    delay starts, for schedstat, when the woken thread is enqueued; for
+    wprof, at sched_wakeup, which the kernel fires after the enqueue and
+    after sending the reschedule interrupt to the woken thread's CPU:
+    measured at 0.6 us (a timer wakeup, idle CPU) to 6 us (across CPUs) on
+    this project's 2-vCPU VM, where an interrupt costs a VM exit. Node's
+    main thread, woken ~2,700 times a second across CPUs, is 0.8-1.05% short;
   - the split between the two: schedstat's on-CPU time may exceed wprof's
     by up to the bound plus --lag-us (50) per run, and not fall short of it
     by more than the bound.
@@ -109,6 +116,7 @@ def main():
     ap.add_argument("--label", action="append", default=[])
     ap.add_argument("--floor-us", type=int, default=1000)
     ap.add_argument("--lag-us", type=int, default=50)
+    ap.add_argument("--wake-us", type=int, default=6)
     ap.add_argument("--stderr", default=None, help="copy of wprof's stderr")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -180,10 +188,11 @@ def main():
         print("# %-22s %7d %5d %9.0f %9d %9.0f %9d %+8.0f %8.1f %7.0f%s" %
               (name[:22], tid, n, on_ss, on_wp, rq_ss, rq_wp, dsum,
                shift / n if n else 0, bound, marks))
-        if abs(dsum) > bound:
+        if dsum > bound or dsum < -(bound + n * a.wake_us):
             print("not ok: %s tid %d: wprof's on-CPU + run-queue time is %+.0f us off"
-                  " schedstat's (bound %.0f us: 1%% of its wall %d us)" %
-                  (name, tid, dsum, bound, t["wall_us"]))
+                  " schedstat's, outside [-%.0f, +%.0f] us (1%% of its wall %d us, and"
+                  " %d us a run from enqueue to sched_wakeup)" %
+                  (name, tid, dsum, bound + n * a.wake_us, bound, t["wall_us"], a.wake_us))
             bad += 1
         if shift < -bound or shift > bound + n * a.lag_us:
             print("not ok: %s tid %d: wprof's on-CPU time is %+.0f us off schedstat's, outside"
