@@ -31,8 +31,9 @@
 #   machine there are none in either bucket, but a barrier wait lasts ms
 #   when a sibling waits for a CPU first.
 # - per-thread blocks: short 50 or 51 (+ the barrier, if it had to wait),
-#   long 1 or 2; max_block_us as the stacks' max_us (+/- 1 us: each is
-#   rounded from ns on its own).
+#   long 1 or 2; max_block_us as the largest max_us of the thread's
+#   blocked stacks (its nap's, or the barrier wait's when that was longer)
+#   (+/- 1 us: each is rounded from ns on its own).
 # --min-block 50ms (json): every off-CPU stack left has max_us >= 50000 and
 #   total_us >= 50000 x count; long's nap stack is there with count 1, no
 #   stack of short is; the per-thread numbers are not filtered (short still
