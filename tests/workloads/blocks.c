@@ -8,9 +8,9 @@
  *
  *	blocks [-c COUNT] [-s SHORT_US] [-l LONG_US] [-r REPORT]
  *
- * Report: one line per thread: "NAME TID sleeps min_ns max_ns", the
- * shortest and longest sleep as the thread timed them (CLOCK_MONOTONIC
- * around nanosleep).
+ * Report: one line per thread: "NAME TID sleeps min_ns max_ns sum_ns", the
+ * shortest and longest sleep and all of them as the thread timed them
+ * (CLOCK_MONOTONIC around nanosleep).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setname_np */
@@ -30,7 +30,7 @@ struct napper {
 	long count, us;
 	pthread_t thread;
 	pid_t tid;
-	uint64_t sleeps, min_ns, max_ns;
+	uint64_t sleeps, min_ns, max_ns, sum_ns;
 };
 
 static pthread_barrier_t go;
@@ -58,6 +58,7 @@ __attribute__((noinline)) void nap(struct napper *n)
 		n->min_ns = d;
 	if (d > n->max_ns)
 		n->max_ns = d;
+	n->sum_ns += d;
 	n->sleeps++;
 }
 
@@ -136,8 +137,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < 2; i++)
-		fprintf(f, "%s %d %llu %llu %llu\n", nappers[i].name, nappers[i].tid,
+		fprintf(f, "%s %d %llu %llu %llu %llu\n", nappers[i].name, nappers[i].tid,
 			(unsigned long long)nappers[i].sleeps, (unsigned long long)nappers[i].min_ns,
-			(unsigned long long)nappers[i].max_ns);
+			(unsigned long long)nappers[i].max_ns, (unsigned long long)nappers[i].sum_ns);
 	return fclose(f) ? 1 : 0;
 }
