@@ -33,5 +33,15 @@ fi
 echo "install-deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
+# The tests start their own redis, nginx and postgres on unix sockets: keep
+# the packages from starting system-wide services (ports 80, 5432, 6379) as
+# they install, unless the machine already has a policy of its own.
+policy=/usr/sbin/policy-rc.d
+own_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && own_policy=1
+fi
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >&2
+apt-get install -y -qq --no-install-recommends $missing >&2 || rc=$?
+[ -n "$own_policy" ] && rm -f "$policy"
+exit "${rc:-0}"
