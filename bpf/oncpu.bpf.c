@@ -30,7 +30,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		ustack = sample_user_stack(ctx);
 	if (kernel_stacks)
 		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
-	/* the weight of a sample (its period) is applied in user space */
+	/* a sample only counts: user space shares the exact on-CPU time out by samples */
 	account(pid, tid, ustack, kstack, WPROF_ON_CPU, 0);
 	return 0;
 }
