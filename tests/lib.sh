@@ -442,6 +442,9 @@ def stacks(tag=".*", comm=".*", frame=None, tid=None):
 		(frame is None or any(re.fullmatch(frame, f) for f in s["frames"]))]
 
 def total(ss, key="total_us"):
+	# several stacks (kernel paths) of one call site: counts and totals add up, maxima do not
+	if key == "max_us":
+		return max((s[key] for s in ss), default=0)
 	return sum(s[key] for s in ss)
 
 def hist(pid):
