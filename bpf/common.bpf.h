@@ -139,6 +139,7 @@ struct {
 const volatile bool cfi_walk __weak = true;
 
 #define PF_KTHREAD 0x00200000
+#define PF_USER_WORKER 0x00004000
 
 /*
  * Scratch space for one stack walk. One slot per context that can walk a

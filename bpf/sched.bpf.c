@@ -352,7 +352,7 @@ static __always_inline void inherit_maps(__u32 ppid, __u32 cpid, __u64 start)
 	pm = bpf_map_lookup_elem(&proc_maps, &cpid);
 	if (pm) {
 		pm->start_ticks = start;
-		pm->refresh = 0;
+		pm->asked_ns = 0;
 	}
 }
 
@@ -363,7 +363,7 @@ static __always_inline void forget_maps(__u32 pid)
 
 	if (pm) {
 		pm->nr = 0;
-		pm->refresh = 0;
+		pm->asked_ns = 0;
 	}
 }
 

@@ -50,6 +50,7 @@ struct unwind_ctx {
 	__u64 pc, sp, fp;
 	__u32 nr;
 	__u32 cut;      /* enum wprof_cut, 0 while going or when complete */
+	__u32 pid;      /* tgid of task */
 	bool fp_ok;     /* fp holds the frame pointer's true value */
 	bool exact_pc;  /* pc is not a return address (frame 0, after a signal frame) */
 	__u64 cfi_frames, fp_frames;
@@ -105,8 +106,8 @@ static long row_search_step(__u64 i, struct search_ctx *s)
 	return 0;
 }
 
-/* The mapping of pc, or NULL. */
-static __always_inline struct wprof_exec_map *find_map(struct wprof_proc_maps *pm, __u64 pc)
+/* The index of the mapping of pc, or -1. */
+static __always_inline int find_map(struct wprof_proc_maps *pm, __u64 pc)
 {
 	struct search_ctx s = { .pm = pm, .key = pc, .hi = pm->nr };
 	__u32 idx;
@@ -115,9 +116,9 @@ static __always_inline struct wprof_exec_map *find_map(struct wprof_proc_maps *p
 		s.hi = WPROF_MAX_EXEC_MAPS;
 	bpf_loop(MAP_SEARCH_STEPS, map_search_step, &s, 0);
 	if (!s.lo)
-		return NULL;
+		return -1;
 	idx = (s.lo - 1) & (WPROF_MAX_EXEC_MAPS - 1);
-	return pc < pm->maps[idx].end ? &pm->maps[idx] : NULL;
+	return pc < pm->maps[idx].end ? (int)idx : -1;
 }
 
 /* Entry `idx` of a page index: a row index, or WPROF_NO_ROW. */
@@ -193,8 +194,9 @@ static long vma_is_exec(struct task_struct *task, struct vm_area_struct *vma, bo
 
 /*
  * Whether `addr` is in executable memory of `task`, asked of the kernel: a
- * frame-pointer walk without the process's maps checks every return address
- * so, rather than read on through data.
+ * frame-pointer walk without the process's maps checks return addresses so,
+ * rather than read on through data. bpf_find_vma() answers once per
+ * interrupts-off section (-EBUSY after): such a walk stops there.
  */
 static __always_inline bool is_exec(struct task_struct *task, __u64 addr)
 {
@@ -203,6 +205,19 @@ static __always_inline bool is_exec(struct task_struct *task, __u64 addr)
 	if (bpf_find_vma(task, addr, vma_is_exec, &exec, 0))
 		return false;
 	return exec;
+}
+
+#define ASK_AGAIN_NS (100 * 1000000ULL)
+
+/* Ask user space to read a process's maps again, at most every ASK_AGAIN_NS. */
+static __always_inline void ask_maps(struct wprof_proc_maps *pm, __u32 pid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (pm->asked_ns && now - pm->asked_ns < ASK_AGAIN_NS)
+		return;
+	pm->asked_ns = now;
+	notify(pid, WPROF_EV_MAPS);
 }
 
 /* A frame-pointer step: fp points at the saved fp, the return address above it. */
@@ -246,13 +261,20 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	struct wprof_unwind_row *row = NULL;
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
+	bool by_fp = false;
 
 	if (c->pm) {
-		m = find_map(c->pm, look);
-		if (!m) {
+		int idx = find_map(c->pm, look);
+
+		if (idx < 0) {
+			/* not code: the last frame was no return address either */
+			if (c->nr > 1)
+				c->nr--;
 			c->cut = WPROF_CUT_NO_CODE;
+			ask_maps(c->pm, c->pid);
 			return 1;
 		}
+		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
 		if (m->row_nr && m->page_nr && look >= m->base)
 			row = find_row(m, (__u32)(look - m->base));
 	}
@@ -262,6 +284,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	case WPROF_CFA_NONE:
 		if (fp_step(c, &cfa, &ra, other))
 			return 1;
+		by_fp = true;
 		goto next;
 	case WPROF_CFA_SP:
 		cfa = c->sp + row->cfa_off;
@@ -300,8 +323,12 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	}
 	c->cfi_frames++;
 next:
-	if (!ra)
-		return 1; /* a zeroed return address ends a chain */
+	if (!ra) {
+		/* a zeroed return address ends a chain: of frame pointers, with a zeroed fp */
+		if (by_fp && c->fp)
+			c->cut = WPROF_CUT_NO_CODE;
+		return 1;
+	}
 	if (cfa <= c->sp) {
 		c->cut = WPROF_CUT_LOOP;
 		return 1;
@@ -334,33 +361,38 @@ static __always_inline __u64 start_ticks(struct task_struct *t)
 }
 
 /*
- * The process's maps, if they are still the ones user space read; else ask
- * for them again (at most once until they come) and return NULL.
+ * The process's maps, if they are still the ones user space read: the same
+ * process (leader's start) and the same amount of executable memory
+ * (mm->exec_vm; an exec voids them at once). Else NULL, and user space is
+ * asked to read them again. (The kernel's VMAs cannot be checked frame by
+ * frame instead: bpf_find_vma() works once per interrupts-off section.)
  */
 static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *task, __u32 pid)
 {
 	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__u32 zero = 0;
 
-	if (pm && pm->nr && pm->start_ticks == start_ticks(BPF_CORE_READ(task, group_leader)) &&
-	    pm->exec_vm == BPF_CORE_READ(mm, exec_vm))
-		return pm;
 	if (!pm) {
 		/* a placeholder that remembers the question was asked */
-		__u32 zero = 0;
 		struct wprof_proc_maps *blank = bpf_map_lookup_elem(&proc_maps_blank, &zero);
 
-		if (blank && !bpf_map_update_elem(&proc_maps, &pid, blank, BPF_NOEXIST)) {
-			pm = bpf_map_lookup_elem(&proc_maps, &pid);
-			if (pm)
-				pm->refresh = 1;
-		}
-		notify(pid, WPROF_EV_MAPS);
-	} else if (!pm->refresh) {
-		pm->refresh = 1;
-		notify(pid, WPROF_EV_MAPS);
+		if (!blank || bpf_map_update_elem(&proc_maps, &pid, blank, BPF_NOEXIST))
+			return NULL; /* full: asking on every event would flood the ring */
+		pm = bpf_map_lookup_elem(&proc_maps, &pid);
+		if (pm)
+			ask_maps(pm, pid);
+		return NULL;
 	}
-	return NULL;
+	if (!pm->nr || pm->start_ticks != start_ticks(BPF_CORE_READ(task, group_leader))) {
+		ask_maps(pm, pid);
+		return NULL;
+	}
+	if (pm->exec_vm != BPF_CORE_READ(mm, exec_vm)) {
+		ask_maps(pm, pid);
+		return NULL;
+	}
+	return pm;
 }
 
 /*
@@ -381,7 +413,8 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 	};
 
 	/* without the maps: frame-pointer steps only, and the stack says so */
-	c.pm = proc_maps_of(task, BPF_CORE_READ(task, tgid));
+	c.pid = BPF_CORE_READ(task, tgid);
+	c.pm = proc_maps_of(task, c.pid);
 	push_frame(&c, pc);
 	bpf_loop(WPROF_MAX_STACK_DEPTH, other ? (void *)step_other : (void *)step_current, &c, 0);
 	stat_add(WPROF_STAT_CFI_FRAMES, c.cfi_frames);
@@ -403,7 +436,8 @@ static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __
 	struct wprof_stack *st = scratch_stack(slot);
 	long n;
 
-	if (!st || (task->flags & PF_KTHREAD))
+	/* io_uring and vhost workers have no user registers of their own */
+	if (!st || (task->flags & (PF_KTHREAD | PF_USER_WORKER)))
 		return 0;
 	if (!task->mm) {
 		stat_add(WPROF_STAT_USTACK_NONE, 1);

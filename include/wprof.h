@@ -96,8 +96,9 @@ struct wprof_exec_map {
 struct wprof_proc_maps {
 	__u64 start_ticks; /* the leader's start in clock ticks since boot: tells a reused pid */
 	__u64 exec_vm;    /* pages mapped executable (mm->exec_vm) when the maps were read */
+	__u64 asked_ns;   /* when BPF last asked user space to read them again; 0: not yet */
 	__u32 nr;         /* maps used, sorted by start */
-	__u32 refresh;    /* set by BPF when it asked user space to read the maps again */
+	__u32 pad;
 	struct wprof_exec_map maps[WPROF_MAX_EXEC_MAPS];
 };
 

@@ -200,10 +200,14 @@ static void snapshot(struct recorder *r, __u32 pid)
 		r->seen_pids = n;
 		r->seen_pids[r->nr_seen++] = pid;
 	}
-	/* a process gone meanwhile is not an error: its frames fall back */
-	symbolizer__add_pid(r->sym, pid);
+	/*
+	 * The unwinder's maps first: the kernel's walks wait for them, the
+	 * symbolizer only has to be done before the process exits. A process
+	 * gone meanwhile is not an error: its frames fall back.
+	 */
 	if (r->unw)
 		unwtab__add_pid(r->unw, pid);
+	symbolizer__add_pid(r->sym, pid);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable. */

@@ -39,7 +39,7 @@ struct tab_file {
 	__u64 base;       /* ELF address of row pc 0 */
 	__u32 page_first, page_nr; /* the page index, right before the rows */
 	__u32 row_first, row_nr;
-	struct { __u64 off, vaddr, filesz; } loads[MAX_LOADS]; /* PT_LOAD segments */
+	struct { __u64 off, vaddr, filesz; bool exec; } loads[MAX_LOADS]; /* PT_LOAD segments */
 	int nr_loads;
 };
 
@@ -492,6 +492,7 @@ static void read_loads(Elf *elf, struct tab_file *f)
 		f->loads[f->nr_loads].off = ph.p_offset;
 		f->loads[f->nr_loads].vaddr = ph.p_vaddr;
 		f->loads[f->nr_loads].filesz = ph.p_filesz;
+		f->loads[f->nr_loads].exec = ph.p_flags & PF_X;
 		f->nr_loads++;
 	}
 }
@@ -719,9 +720,18 @@ static struct tab_file *file_of(struct unwtab *u, int pid, const struct proc_map
 /* The ELF address of @m's start: which PT_LOAD maps @m's file offset. */
 static bool map_vaddr(const struct tab_file *f, const struct proc_map *m, __u64 *vaddr)
 {
+	/*
+	 * The kernel maps a segment from its offset rounded down to a page, and
+	 * that page may also hold the end of the segment before it (lld lays
+	 * segments out so): only the executable segment is the code's.
+	 */
 	for (int i = 0; i < f->nr_loads; i++) {
-		if (m->pgoff >= f->loads[i].off && m->pgoff < f->loads[i].off + f->loads[i].filesz) {
-			*vaddr = f->loads[i].vaddr + (m->pgoff - f->loads[i].off);
+		__u64 page_off = f->loads[i].off & ~(__u64)(PAGE_SIZE_BYTES - 1);
+
+		if (f->loads[i].exec && m->pgoff >= page_off &&
+		    m->pgoff < f->loads[i].off + f->loads[i].filesz) {
+			*vaddr = (f->loads[i].vaddr & ~(__u64)(PAGE_SIZE_BYTES - 1)) +
+				 (m->pgoff - page_off);
 			return true;
 		}
 	}
@@ -790,9 +800,11 @@ int unwtab__add_pid(struct unwtab *u, int pid)
 		struct tab_file *f = NULL;
 		__u64 vaddr;
 
-		if (!counts_as_exec(m))
+		if (m->perms[2] != 'x' || (m->path && !strcmp(m->path, "[vsyscall]")))
 			continue;
-		p->pm.exec_vm += (m->end - m->start) / PAGE_SIZE_BYTES;
+		/* writable code (JIT) is listed, for frame-pointer steps, but not counted */
+		if (counts_as_exec(m))
+			p->pm.exec_vm += (m->end - m->start) / PAGE_SIZE_BYTES;
 		if (p->pm.nr == WPROF_MAX_EXEC_MAPS) {
 			u->st.maps_truncated += !skipped++;
 			continue;
