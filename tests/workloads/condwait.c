@@ -79,6 +79,11 @@ __attribute__((noinline)) int wait_for_job(const struct worker *w)
 	return err != ETIMEDOUT;
 }
 
+/*
+ * The twin of wait_for_job(), on purpose: the test is two different direct
+ * callers of pthread_cond_timedwait() (code without frame pointers) under
+ * one grandparent, and no helper between them and libc.
+ */
 __attribute__((noinline)) int wait_for_flush(const struct worker *w)
 {
 	struct timespec ts;
