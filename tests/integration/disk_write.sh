@@ -28,8 +28,10 @@
 #   printf outside the loop);
 # - off-CPU (runqueue + sleep + disk) <= io_ns + 20 ms: the writer blocks
 #   only in pwrite and fsync;
-# - off-cpu:disk > 0 and <= io_ns - io_cpu_ns + 20 ms: it cannot be
-#   blocked while it runs (switch-timed on-CPU is >= its CPU time);
+# - off-cpu:disk > 0 and <= io_ns - io_cpu_ns + 20 ms + BLOCK_SLACK_US a
+#   block: it cannot be blocked while it runs, but a switch is timed where
+#   __schedule() starts, and the kernel stops the thread's clock (io_cpu_ns)
+#   later in the same switch: 1.7 us a block measured (30 ms over 17,759);
 # - off-cpu:disk >= 50% of off-CPU: the device round trip (~50-400 us a
 #   write on this virtio disk, two waits per fsync) dominates the wakeup
 #   latency after it (~10-20 us). Measured: 69% (4 KiB) and 88% (1 MiB).
@@ -42,6 +44,7 @@
 #   that waits.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
+BLOCK_SLACK_US=5
 require_bpf
 require_workload diskwrite
 
@@ -77,8 +80,9 @@ for mode in fsync direct; do
 	check_ge "$mode: writer wall_us vs the loop's wall time - 1 ms (us)" "$twall" "$((wall - 1000))"
 	check_le "$mode: writer wall_us vs the loop's wall time + 20 ms (us)" "$twall" "$((wall + 20000))"
 	check_le "$mode: off-CPU time vs time inside pwrite/fsync + 20 ms (us)" "$off" "$((io + 20000))"
-	check_le "$mode: disk time vs time inside pwrite/fsync off its CPU + 20 ms (us)" "$disk" \
-		"$((io - io_cpu + 20000))"
+	nblocks=$(json_eval "$TMP/$mode.json" 'thread("writer")["blocks"]')
+	check_le "$mode: disk time vs time inside pwrite/fsync off its CPU + 20 ms + $BLOCK_SLACK_US us x $nblocks blocks (us)" \
+		"$disk" "$((io - io_cpu + 20000 + BLOCK_SLACK_US * nblocks))"
 	check_ge "$mode: share of off-CPU time that is disk (%)" \
 		"$(calc "100 * $disk / ($off ? $off : 1)")" 50
 	check_le "$mode: share of blocked time that is sleep (%)" \

@@ -17,7 +17,7 @@
  *	mixed [-n SECONDS] [-f FILE] [-N COMM]
  *
  * -N renames the process (the main thread) from "mixed" to COMM, for
- * recordings of two instances. Prints "NAME TID" per thread, then "ready".
+ * recordings of two instances. Prints "NAME TID" per thread, then "ready"; then "nap_max_us N" for each nap longer than any before it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setname_np */
@@ -84,11 +84,22 @@ __attribute__((noinline)) void *burn_loop(void *arg)
 	return NULL;
 }
 
+/* Each longer nap than any before, as timed around it, is printed: "nap_max_us N". */
 __attribute__((noinline)) void *nap_loop(void *arg)
 {
+	uint64_t max_ns = 0, t0, d;
+
 	(void)arg;
-	while (!stop)
+	while (!stop) {
+		t0 = now_ns(CLOCK_MONOTONIC);
 		sleep_ms(NAP_MS);
+		d = now_ns(CLOCK_MONOTONIC) - t0;
+		if (d > max_ns) {
+			max_ns = d;
+			printf("nap_max_us %llu\n", (unsigned long long)((d + 999) / 1000));
+			fflush(stdout);
+		}
+	}
 	return NULL;
 }
 
