@@ -17,7 +17,8 @@
  *	mixed [-n SECONDS] [-f FILE] [-N COMM]
  *
  * -N renames the process (the main thread) from "mixed" to COMM, for
- * recordings of two instances. Prints "NAME TID" per thread, then "ready"; then "nap_max_us N" for each nap longer than any before it.
+ * recordings of two instances. Prints "NAME TID" per thread, then "ready";
+ * then "nap_max_us N" for each nap longer than any before it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setname_np */
