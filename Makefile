@@ -68,7 +68,7 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h include/wprof.h $(wildcard bpf/
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUT) \
-		-Wall -Werror -c $< -o $@
+		-mcpu=v3 -Wall -Werror -c $< -o $@
 	$(Q)llvm-strip -g $@
 
 $(OUT)/bpf/wprof.o: $(BPF_OBJS)

@@ -26,6 +26,13 @@ const volatile bool record_wakers __weak = false;
 /* Off-CPU parts shorter or longer than these are not added to stacks. */
 const volatile __u64 min_block_ns __weak = 0;
 const volatile __u64 max_block_ns __weak = ~0ULL;
+/*
+ * Off-CPU intervals shorter than this have their stacks walked with
+ * probability length / walk_tau_ns (see struct wprof_val); 0: every one.
+ */
+const volatile __u64 walk_tau_ns __weak = 0;
+/* --stats: time each kind of switch (two clock reads per switch) */
+const volatile bool time_kinds __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*
@@ -144,9 +151,10 @@ const volatile bool cfi_walk __weak = true;
 /*
  * Scratch space for one stack walk. One slot per context that can walk a
  * stack, because a sample (hrtimer interrupt) can land while a wakeup program
- * runs on the same CPU. sched_switch runs with interrupts off.
+ * runs on the same CPU. sched_switch runs with interrupts off, syscall
+ * tracepoints with preemption off.
  */
-enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_CNT };
+enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_SYSCALL, SCRATCH_CNT };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCRATCH_CNT);
@@ -255,8 +263,12 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 slot, __u32 skip)
 	return store_stack(st, false);
 }
 
-/* Add one interval (or one sample) of `delta_ns` to `key` in `map`. */
-static __always_inline void add_val(void *map, const void *key, __u64 delta_ns, __u32 full_stat)
+/*
+ * Add one interval (or one sample) of `delta_ns` to `key` in `map`, standing
+ * for `weight` / WPROF_WEIGHT_ONE intervals like it. False if the map is full.
+ */
+static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, __u64 weight,
+				    __u32 full_stat)
 {
 	struct wprof_val *val, zero = {};
 	long err;
@@ -267,24 +279,26 @@ static __always_inline void add_val(void *map, const void *key, __u64 delta_ns, 
 		if (err && err != -EEXIST) {
 			stat_add(full_stat, 1);
 			stat_add(WPROF_STAT_DROPPED_NS, delta_ns);
-			return;
+			return false;
 		}
 		val = bpf_map_lookup_elem(map, key);
 		if (!val)
-			return;
+			return false;
 	}
 	/*
 	 * No atomics: a key holds one thread's time, and a thread's intervals
 	 * close (switch-in) and its samples fire on the one CPU it runs on.
 	 */
 	val->count++;
-	val->total_ns += delta_ns;
+	val->total_ns += (delta_ns * weight) >> WPROF_WEIGHT_SHIFT;
+	val->weight += weight;
 	if (delta_ns > val->max_ns)
 		val->max_ns = delta_ns;
+	return true;
 }
 
-static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
-				    __u32 state, __u64 delta_ns)
+static __always_inline bool account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
+				    __u32 state, __u64 delta_ns, __u64 weight)
 {
 	struct wprof_key key = {
 		.pid = pid,
@@ -294,7 +308,7 @@ static __always_inline void account(__u32 pid, __u32 tid, __u64 ustack, __u64 ks
 		.state = state,
 	};
 
-	add_val(&counts, &key, delta_ns, WPROF_STAT_COUNTS_FULL);
+	return add_val(&counts, &key, delta_ns, weight, WPROF_STAT_COUNTS_FULL);
 }
 
 #endif /* WPROF_COMMON_BPF_H */

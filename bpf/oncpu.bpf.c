@@ -31,6 +31,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks)
 		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
 	/* a sample only counts: user space shares the exact on-CPU time out by samples */
-	account(pid, tid, ustack, kstack, WPROF_ON_CPU, 0);
+	account(pid, tid, ustack, kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
 	return 0;
 }

@@ -76,6 +76,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	} else {
 		th.off_since_ns = th.first_ns;
 		th.off_state = off_state(false, state);
+		th.walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 		if (user_stacks)
 			th.ustack_id = task_user_stack(task);
 		if (kernel_stacks)
@@ -84,5 +85,55 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	err = bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
+	return 0;
+}
+
+/*
+ * The window's end, run by user space after it closes and before anything is
+ * detached. An interval still open has had none of its stacks walked that
+ * were left to its end (the kernel stack, and the user stack of a syscall):
+ * walk them now, into end_* fields tagged with the interval's start, which
+ * user space uses only if the interval is still the open one once every
+ * program is detached (the thread did not run during the walk). A pending
+ * interval (the thread is on a CPU, in the syscall it blocked in) is taken
+ * here if its syscall's exit has not taken it meanwhile.
+ */
+SEC("iter.s/task")
+int snapshot_end(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct wprof_thread *th;
+	__u64 gen, kstack, ustack;
+	__u32 tid;
+
+	if (!task)
+		return 0;
+	tid = task->pid;
+	if (!is_target(task->tgid, tid))
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	if (th->pend.weight) {
+		struct wprof_interval iv;
+
+		ustack = user_stacks ? task_user_stack(task) : 0;
+		if (take_pending(th, &iv)) {
+			stat_add(WPROF_STAT_USER_LATE, 1);
+			add_interval(th, &iv, ustack);
+		}
+	}
+	gen = th->off_since_ns;
+	if (!gen || th->exit_ns)
+		return 0;
+	ustack = th->ustack_id;
+	if (user_stacks && (th->walk & WPROF_WALK_DEFER))
+		ustack = task_user_stack(task);
+	kstack = th->kstack_id;
+	if (kernel_stacks && !(th->walk & WPROF_WALK_KERNEL))
+		kstack = task_kernel_stack(task, SCRATCH_ITER);
+	th->end_ustack_id = ustack;
+	th->end_kstack_id = kstack;
+	th->end_gen = gen;
 	return 0;
 }

@@ -105,4 +105,80 @@ static __always_inline __u64 task_kernel_stack(struct task_struct *task, __u32 s
 	return store_stack(st, false);
 }
 
+static __always_inline bool part_kept(__u64 ns)
+{
+	return ns >= min_block_ns && ns <= max_block_ns;
+}
+
+/* One part of a walked interval, added to its stacks with the interval's weight. */
+static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u64 kstack,
+				     __u32 state, __u64 ns, __u64 weight, bool waker)
+{
+	if (!ns || !part_kept(ns))
+		return;
+	/* a blocked part with a known waker goes to `wakes` instead */
+	if (!waker || !record_wakers || !(th->waker_ustack_id | th->waker_kstack_id)) {
+		if (!account(th->pid, th->tid, ustack, kstack, state, ns, weight))
+			th->lost_ns += ns;
+	} else {
+		struct wprof_wake_key key = {
+			.blocked = {
+				.pid = th->pid,
+				.tid = th->tid,
+				.ustack_id = ustack,
+				.kstack_id = kstack,
+				.state = state,
+			},
+			.waker_ustack_id = th->waker_ustack_id,
+			.waker_kstack_id = th->waker_kstack_id,
+			.waker_pid = th->waker_pid,
+		};
+
+		__builtin_memcpy(key.waker_comm, th->waker_comm, sizeof(key.waker_comm));
+		if (!add_val(&wakes, &key, ns, weight, WPROF_STAT_WAKES_FULL))
+			th->lost_ns += ns;
+	}
+}
+
+/*
+ * Add a walked interval's parts to its stacks: blocked (in its state) and
+ * waiting for a CPU. A global function: the verifier checks it once, not at
+ * every one of its calls.
+ */
+__weak __noinline int add_interval(struct wprof_thread *th, const struct wprof_interval *iv,
+				   __u64 ustack)
+{
+	if (!th || !iv)
+		return 0;
+	add_part(th, ustack, iv->kstack_id, iv->state, iv->ns[0], iv->weight, true);
+	add_part(th, ustack, iv->kstack_id, WPROF_OFF_RUNQ, iv->ns[1], iv->weight, false);
+	return 0;
+}
+
+/*
+ * Take the thread's pending interval into `iv` (the caller then owns it), or
+ * false when there is none or someone else (its syscall's exit, the window-end
+ * iterator) took it first.
+ */
+static __always_inline bool take_pending(struct wprof_thread *th, struct wprof_interval *iv)
+{
+	__u64 w = th->pend.weight;
+
+	if (!w)
+		return false;
+	*iv = th->pend;
+	return __sync_val_compare_and_swap(&th->pend.weight, w, 0) == w && iv->weight == w;
+}
+
+/* The pending interval when its user stack can no longer be walked: counted. */
+static __always_inline void drop_pending(struct wprof_thread *th)
+{
+	struct wprof_interval iv;
+
+	if (!take_pending(th, &iv))
+		return;
+	stat_add(WPROF_STAT_USER_LOST, 1);
+	add_interval(th, &iv, 0);
+}
+
 #endif /* WPROF_THREAD_BPF_H */

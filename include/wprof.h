@@ -34,10 +34,21 @@ struct wprof_key {
 	__u32 pad;
 };
 
+/*
+ * Off-CPU intervals shorter than the walk threshold (walk_tau_ns) have their
+ * stacks walked with probability length / threshold: a walked interval then
+ * stands for 1/p intervals like it, and its time for 1/p times as much (the
+ * weight, in 1/WPROF_WEIGHT_ONE units). Longer intervals are always walked,
+ * with weight WPROF_WEIGHT_ONE: their count, total and max are exact.
+ */
+#define WPROF_WEIGHT_SHIFT 16
+#define WPROF_WEIGHT_ONE (1ULL << WPROF_WEIGHT_SHIFT)
+
 struct wprof_val {
-	__u64 count;    /* on-CPU: samples; off-CPU: blocks (intervals) */
-	__u64 total_ns; /* off-CPU only; on-CPU lines are weighed in user space */
-	__u64 max_ns;   /* longest single interval (off-CPU) */
+	__u64 count;    /* on-CPU: samples; off-CPU: intervals walked */
+	__u64 total_ns; /* off-CPU: the intervals' time, each weighed; on-CPU: 0 */
+	__u64 max_ns;   /* longest single interval walked (off-CPU) */
+	__u64 weight;   /* off-CPU: intervals stood for, in 1/WPROF_WEIGHT_ONE */
 };
 
 struct wprof_stack {
@@ -118,6 +129,15 @@ enum wprof_cut {
 };
 #define WPROF_FRAME_CUT 0xffffffffffffff00ULL
 
+/* A closed off-CPU interval that was walked, for the stacks. */
+struct wprof_interval {
+	__u64 weight;    /* see struct wprof_val; 0: none */
+	__u64 kstack_id;
+	__u64 ns[2];     /* its blocked part (in `state`), its wait for a CPU */
+	__u32 state;
+	__u32 pad;
+};
+
 /* Per-thread bookkeeping, kept until the end of the recording. */
 struct wprof_thread {
 	__u32 pid;
@@ -139,10 +159,34 @@ struct wprof_thread {
 	/* --wakers: who woke the current interval */
 	__u64 waker_ustack_id, waker_kstack_id;
 	__u32 waker_pid;
-	__u32 pad2;
+	__u32 walk;          /* WPROF_WALK_* of the current interval */
 	char waker_comm[WPROF_COMM_LEN];
 	char comm[WPROF_COMM_LEN];
+	/* parts of closed intervals that passed the filters, walked or not */
+	__u64 kept_ns[WPROF_STATE_CNT];
+	/*
+	 * Between a syscall's entry and exit the thread's user registers and
+	 * the stack they point to are the ones it entered with: the user stack
+	 * can be walked at any time in between, in the thread's own context.
+	 */
+	__u64 sys_ustack_id; /* user stack walked in this syscall (WPROF_WALK_SYS_USER) */
+	__u64 lost_ns;       /* walked parts a full map had no room for */
+	/* a closed, walked interval whose user stack is walked at the syscall's exit */
+	struct wprof_interval pend;
+	/* the window's end: stacks of the interval open since end_gen (off_since_ns) */
+	__u64 end_gen, end_ustack_id, end_kstack_id;
 };
+
+/* wprof_thread.walk: what is known of the current off-CPU interval's stacks */
+enum wprof_walk {
+	WPROF_WALK_USER = 1,     /* ustack_id is this interval's */
+	WPROF_WALK_KERNEL = 2,   /* kstack_id is this interval's */
+	WPROF_WALK_DEFER = 4,    /* the user stack is walked in the thread's context, later */
+	WPROF_WALK_SYS_USER = 8, /* sys_ustack_id holds the current syscall's user stack */
+	WPROF_WALK_SYS_SEEN = 16,   /* a sys_exit of the thread was seen */
+	WPROF_WALK_SYS_ENOSYS = 32, /* ... and it returned -ENOSYS */
+};
+#define WPROF_WALK_SYSCALL (WPROF_WALK_SYS_USER | WPROF_WALK_SYS_SEEN | WPROF_WALK_SYS_ENOSYS)
 
 /* --wakers: blocked time keyed by the blocked stacks and the waker's. */
 struct wprof_wake_key {
@@ -186,6 +230,27 @@ enum wprof_stat {
 	WPROF_STAT_EVENTS_LOST,    /* exec/fork events the ring buffer had no room for */
 	WPROF_STAT_UNTRACED_IN,    /* a thread got a CPU without a sched_switch event */
 	WPROF_STAT_UNTRACED_OUT,   /* a thread left a CPU without a sched_switch event */
+	/* switches by kind, and the BPF time each kind took (with --stats) */
+	WPROF_STAT_SW_OTHER,       /* neither task a target */
+	WPROF_STAT_SW_KTHREAD,     /* a target kernel thread left the CPU (no user stack) */
+	WPROF_STAT_SW_WALKED,      /* user stack walked at switch-out */
+	WPROF_STAT_SW_PREEMPT,     /* ... of them, preemptions (runnable) */
+	WPROF_STAT_SW_REUSED,      /* user stack already walked in the same syscall */
+	WPROF_STAT_SW_DEFERRED,    /* user stack left to the syscall's exit */
+	WPROF_STAT_SW_IN,          /* a target got a CPU */
+	WPROF_STAT_NS_OTHER,       /* BPF ns per kind (--stats only) */
+	WPROF_STAT_NS_KTHREAD,
+	WPROF_STAT_NS_WALKED,
+	WPROF_STAT_NS_PREEMPT,
+	WPROF_STAT_NS_REUSED,
+	WPROF_STAT_NS_DEFERRED,
+	WPROF_STAT_NS_IN,
+	/* closed off-CPU intervals by how their stacks were taken */
+	WPROF_STAT_IV_EXACT,       /* at least the threshold long: walked */
+	WPROF_STAT_IV_SAMPLED,     /* shorter, walked with probability length / threshold */
+	WPROF_STAT_IV_SKIPPED,     /* shorter, not walked: their time weighs on the walked */
+	WPROF_STAT_USER_LATE,      /* user stacks walked at a syscall's exit (or window end) */
+	WPROF_STAT_USER_LOST,      /* walked intervals whose user stack could not be walked */
 	WPROF_STAT_CNT,
 };
 

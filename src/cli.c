@@ -9,6 +9,12 @@
 #include "util.h"
 
 #define DEFAULT_FREQ_HZ 99
+/*
+ * Off-CPU intervals shorter than this are walked as a sample (see
+ * --exact-above): at most one walk per this much off-CPU time, like a
+ * sampler of off-CPU time at 1 kHz, while every longer block is exact.
+ */
+#define DEFAULT_EXACT_ABOVE_NS (1000 * 1000ULL)
 /* cpu-clock is an hrtimer; beyond this the sampler itself dominates. */
 #define MAX_FREQ_HZ 100000
 
@@ -27,6 +33,7 @@ enum {
 	OPT_NO_IDLE,
 	OPT_NO_CFI,
 	OPT_INLINE,
+	OPT_EXACT_ABOVE,
 };
 
 static const struct option record_options[] = {
@@ -42,6 +49,7 @@ static const struct option record_options[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "exact-above", required_argument, NULL, OPT_EXACT_ABOVE },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
 	{ "inline", no_argument, NULL, OPT_INLINE },
@@ -84,6 +92,10 @@ void cli_usage(FILE *f)
 		"      --min-block TIME     keep only off-CPU intervals at least this long\n"
 		"      --max-block TIME     keep only off-CPU intervals at most this long\n"
 		"                           (TIME: 500us, 2ms, 1s; a bare number is us)\n"
+		"      --exact-above TIME   walk the stacks of every off-CPU interval at least\n"
+		"                           this long; a shorter one with probability\n"
+		"                           length/TIME, then weighing TIME (default 1ms;\n"
+		"                           0 walks every interval)\n"
 		"\n"
 		"Selection:\n"
 		"      --thread-name GLOB   only threads whose name matches\n"
@@ -147,6 +159,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->freq_hz = DEFAULT_FREQ_HZ;
 	opts->max_block_ns = ~0ULL;
+	opts->exact_above_ns = DEFAULT_EXACT_ABOVE_NS;
 	opts->user_stacks = true;
 	opts->kernel_stacks = true;
 	opterr = 0;
@@ -211,6 +224,12 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		case OPT_MAX_BLOCK:
 			if (parse_time_ns(optarg, &opts->max_block_ns))
 				return bad("--max-block", optarg, "expected a time such as 500us or 2ms");
+			break;
+		case OPT_EXACT_ABOVE:
+			if (parse_time_ns(optarg, &opts->exact_above_ns) ||
+			    opts->exact_above_ns > 10 * NSEC_PER_SEC)
+				return bad("--exact-above", optarg,
+					   "expected a time from 0 to 10s, such as 0, 250us or 1ms");
 			break;
 		case OPT_NO_IDLE:
 			opts->no_idle_threads = true;

@@ -30,6 +30,7 @@ struct record_opts {
 	const char *thread_glob; /* --thread-name */
 	const char *comm_glob;   /* --comm */
 	__u64 min_block_ns, max_block_ns;
+	__u64 exact_above_ns; /* shorter off-CPU intervals are walked as a sample; 0: none */
 	bool no_idle_threads;
 	bool no_cfi; /* no stack copies: frame pointers only */
 	bool inlines; /* name inlined calls from DWARF, as frames of their own */

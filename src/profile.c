@@ -25,8 +25,10 @@ static const char *const state_tags[WPROF_STATE_CNT] = {
 struct line {
 	struct wprof_wake_key k; /* k.blocked alone unless `wake` */
 	bool wake;               /* --wakers: a blocked stack and its waker */
-	__u64 count;             /* samples or intervals */
-	__u64 ns, max_ns;        /* off-CPU only */
+	bool unwalked;           /* a thread's off-CPU time none of whose intervals was walked */
+	bool estimated;          /* it holds walked intervals that stand for others */
+	__u64 count;             /* samples or intervals (estimated, rounded) */
+	__u64 ns, max_ns;        /* off-CPU only; ns weighed */
 	__u64 us, max_us;        /* the weight, set by weigh_group() */
 };
 
@@ -147,6 +149,11 @@ static bool open_interval(const struct wprof_thread *th, const struct session *s
 	return true;
 }
 
+static bool in_block_range(const struct record_opts *o, __u64 ns)
+{
+	return ns >= o->min_block_ns && ns <= o->max_block_ns;
+}
+
 /* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
@@ -163,6 +170,8 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	memcpy(t->off_ns, th->off_ns, sizeof(t->off_ns));
 	t->blocks = th->blocks;
 	t->max_block_ns = th->max_block_ns;
+	memcpy(t->kept_ns, th->kept_ns, sizeof(t->kept_ns));
+	t->lost_lines = th->lost_ns > 0;
 	if (th->exit_ns)
 		return 0;
 	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
@@ -175,8 +184,12 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 		if (blocked > t->max_block_ns)
 			t->max_block_ns = blocked;
 		hist_add(b->p, th->pid, blocked);
+		if (in_block_range(b->o, blocked))
+			t->kept_ns[th->off_state] += blocked;
 	}
 	t->off_ns[WPROF_OFF_RUNQ] += runq;
+	if (runq && in_block_range(b->o, runq))
+		t->kept_ns[WPROF_OFF_RUNQ] += runq;
 	return 0;
 }
 
@@ -415,6 +428,8 @@ static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)
 static int add_line(struct builder *b, const struct wprof_key *k,
 		    const struct wprof_wake_key *wk, __u64 count, __u64 ns, __u64 max_ns)
 {
+	const struct wprof_key *key = wk ? &wk->blocked : k;
+	struct thread_acct *t = find_thread(b->p, key->tid);
 	struct line *l;
 
 	if (b->nr_lines == b->cap_lines) {
@@ -436,7 +451,25 @@ static int add_line(struct builder *b, const struct wprof_key *k,
 	l->count = count;
 	l->ns = ns;
 	l->max_ns = max_ns;
+	if (t && key->state < WPROF_STATE_CNT)
+		t->has_lines[key->state] = true;
 	return 0;
+}
+
+/* A map value's line: off-CPU intervals walked as a sample stand for more. */
+static int add_val_line(struct builder *b, const struct wprof_key *k,
+			const struct wprof_wake_key *wk, const struct wprof_val *v)
+{
+	const struct wprof_key *key = wk ? &wk->blocked : k;
+	__u64 count = v->count;
+	int err;
+
+	if (key->state != WPROF_ON_CPU)
+		count = (v->weight + WPROF_WEIGHT_ONE / 2) >> WPROF_WEIGHT_SHIFT;
+	err = add_line(b, k, wk, count, v->total_ns, v->max_ns);
+	if (!err && v->weight != v->count * WPROF_WEIGHT_ONE && key->state != WPROF_ON_CPU)
+		b->lines[b->nr_lines - 1].estimated = true;
+	return err;
 }
 
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
@@ -450,7 +483,7 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 		return 0;
 	if (k->state == WPROF_ON_CPU)
 		t->samples += v->count;
-	return add_line(b, k, NULL, v->count, v->total_ns, v->max_ns);
+	return add_val_line(b, k, NULL, v);
 }
 
 /* --wakers: blocked time whose waker is known, in lines of their own. */
@@ -463,29 +496,52 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 		return -ENOMEM;
 	if (k->blocked.state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
-	return add_line(b, NULL, k, v->count, v->total_ns, v->max_ns);
+	return add_val_line(b, NULL, k, v);
 }
 
-static bool in_block_range(const struct record_opts *o, __u64 ns)
-{
-	return ns >= o->min_block_ns && ns <= o->max_block_ns;
-}
-
-/* The intervals still open at the window's end. */
+/*
+ * The intervals still open at the window's end, with the stacks walked for
+ * them then (bpf/snapshot.bpf.c) if the thread did not run meanwhile; and
+ * walked intervals whose user stack was left to a syscall exit that did not
+ * come before the programs were detached (counted).
+ */
 static int add_open(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
 	struct thread_acct *t = find_thread(b->p, th->tid);
 	struct wprof_key k = {
 		.pid = th->pid, .tid = th->tid,
-		.ustack_id = th->ustack_id, .kstack_id = th->kstack_id,
+		.ustack_id = th->walk & WPROF_WALK_USER ? th->ustack_id : 0,
+		.kstack_id = th->walk & WPROF_WALK_KERNEL ? th->kstack_id : 0,
 	};
 	__u64 blocked, runq;
 	int err = 0;
 
-	if (!t || !t->selected ||
-	    !open_interval(th, b->s, &blocked, &runq))
+	if (!t || !t->selected)
 		return 0;
+	if (th->pend.weight) {
+		struct wprof_val v = { .count = 1, .weight = th->pend.weight };
+
+		b->p->pending_lost++;
+		k.ustack_id = 0;
+		k.kstack_id = th->pend.kstack_id;
+		for (int i = 0; i < 2 && !err; i++) {
+			k.state = i ? WPROF_OFF_RUNQ : th->pend.state;
+			v.max_ns = th->pend.ns[i];
+			v.total_ns = (th->pend.ns[i] * th->pend.weight) >> WPROF_WEIGHT_SHIFT;
+			if (v.max_ns && in_block_range(b->o, v.max_ns))
+				err = add_val_line(b, &k, NULL, &v);
+		}
+	}
+	if (err || !open_interval(th, b->s, &blocked, &runq))
+		return err;
+	if (th->end_gen && th->end_gen == th->off_since_ns) {
+		k.ustack_id = th->end_ustack_id;
+		k.kstack_id = th->end_kstack_id;
+	} else if ((th->walk & (WPROF_WALK_USER | WPROF_WALK_KERNEL)) !=
+		   (WPROF_WALK_USER | WPROF_WALK_KERNEL)) {
+		b->p->open_unwalked++;
+	}
 	if (blocked && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
 		err = add_line(b, &k, NULL, 1, blocked, blocked);
@@ -494,6 +550,29 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 	if (!err && runq && in_block_range(b->o, runq))
 		err = add_line(b, &k, NULL, 1, runq, runq);
 	return err;
+}
+
+/* Off-CPU time of a thread and state none of whose intervals was walked. */
+static int add_unwalked(struct builder *b)
+{
+	for (size_t i = 0; i < b->p->nr_threads; i++) {
+		const struct thread_acct *t = &b->p->threads[i];
+
+		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected; s++) {
+			struct wprof_key k = { .pid = t->pid, .tid = t->tid, .state = s };
+			int err;
+
+			if (t->has_lines[s] || !ns_to_us(t->kept_ns[s]))
+				continue;
+			err = add_line(b, &k, NULL, 0, t->kept_ns[s], 0);
+			if (err)
+				return err;
+			b->lines[b->nr_lines - 1].unwalked = true;
+			b->p->unwalked_groups++;
+			b->p->unwalked_us += ns_to_us(t->kept_ns[s]);
+		}
+	}
+	return 0;
 }
 
 /* Lines by thread and state; within those by key, so ties split the same way every time. */
@@ -519,7 +598,9 @@ static int cmp_line(const void *a, const void *b)
  *   A thread with samples but no switch-timed time (its entry was lost)
  *   falls back to a sampling period per sample.
  * - off-CPU: each line its own time, rounded so that the lines sum to their
- *   total rounded once, not line by line.
+ *   total rounded once, not line by line. Where intervals were walked as a
+ *   sample (--exact-above), the lines' weighed times are estimates: they are
+ *   scaled to the exact time of the thread in that state.
  * `max_us` is what one sample weighs (on-CPU) or the longest interval,
  * rounded down (off-CPU); the whole weight when the line is one sample or
  * interval.
@@ -528,23 +609,30 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 		       __u64 *parts)
 {
 	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid);
-	bool on = l->k.blocked.state == WPROF_ON_CPU;
+	__u32 state = l->k.blocked.state;
+	bool on = state == WPROF_ON_CPU, est = false;
 	__u64 samples = 0, total = 0, one = 0;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
 		shares[i] = on ? l[i].count : l[i].ns;
 		samples += l[i].count;
+		est |= l[i].estimated;
+		b->p->estimated_lines += l[i].estimated;
 	}
 	if (on && t && t->on_ns) {
 		total = t->on_us;
 	} else if (on) {
 		total = ns_to_us(samples * b->p->period_ns);
 		b->p->untimed_threads += samples > 0;
+	} else if (est && t) {
+		/* the weighed estimates, scaled to the exact time they stand for */
+		total = ns_to_us(t->kept_ns[state]);
 	}
 	if (on && samples)
 		one = total / samples;
-	err = on ? apportion(total, shares, n, parts) : round_ns_to_us(shares, n, parts);
+	err = on || (est && t) ? apportion(total, shares, n, parts) :
+				 round_ns_to_us(shares, n, parts);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -591,6 +679,8 @@ static int emit_line(struct builder *b, const struct line *l)
 	if (!t)
 		return -ENOENT; /* every line's thread was found or made when it was added */
 	begin(b, &k->blocked, t);
+	if (l->unwalked)
+		put_name(b, t->lost_lines ? "[stacks lost: map full]" : "[not walked]");
 	if (!l->wake)
 		return end(b, &k->blocked, prefix_len(b), l->us, l->count, l->max_us);
 	/* the blocked stack, "--", the waker's stacks leaf first, its name */
@@ -649,6 +739,8 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		err = session__for_each_wake(s, add_wake, &b);
 	if (!err)
 		err = session__for_each_thread(s, add_open, &b);
+	if (!err)
+		err = add_unwalked(&b);
 	if (!err)
 		err = weigh_lines(&b);
 	for (size_t i = 0; i < b.nr_lines && !err; i++)

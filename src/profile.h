@@ -26,6 +26,10 @@ struct thread_acct {
 	__u64 samples;
 	__u64 blocks;                   /* intervals in sleep or disk */
 	__u64 max_block_ns;
+	/* off-CPU time that passed --min-block/--max-block: what its lines add up to */
+	__u64 kept_ns[WPROF_STATE_CNT];
+	bool has_lines[WPROF_STATE_CNT];
+	bool lost_lines;                /* a full map dropped some of its walked intervals */
 	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
 };
 
@@ -49,6 +53,14 @@ struct profile {
 	__u64 unsampled_threads, unsampled_us;
 	/* threads with samples but no switch-timed on-CPU time: weighed by the period */
 	__u64 untimed_threads;
+	/* off-CPU lines weighed from walked intervals standing for unwalked ones */
+	__u64 estimated_lines;
+	/* threads and states whose off-CPU time had no interval walked: one line each */
+	__u64 unwalked_groups, unwalked_us;
+	/* intervals open at the window's end whose stacks were not walked */
+	__u64 open_unwalked;
+	/* walked intervals whose user stack was still to be walked when recording stopped */
+	__u64 pending_lost;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 };
 
@@ -60,8 +72,10 @@ struct profile {
  * Weights are us. Per thread, the on-CPU lines sum to exactly its on_us,
  * split in proportion to their samples; per thread and off-CPU state, the
  * lines sum to exactly their time rounded to us (the thread's off_us[state]
- * unless --min-block/--max-block left intervals out). A thread that ran but
- * was never sampled gets one on-CPU line with the frame "[unsampled]".
+ * unless --min-block/--max-block left intervals out), split in proportion to
+ * the walked intervals' weighed time (see --exact-above). A thread that ran
+ * but was never sampled gets one on-CPU line with the frame "[unsampled]";
+ * off-CPU time of which no interval was walked, one "[not walked]" line.
  */
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out);

@@ -358,8 +358,10 @@ static int finish(struct recorder *r, const char *why)
 	/* what was measured is on stderr even when the output could not be written */
 	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
 	report__summary(&prof, r->session, r->sym, stderr);
-	if (r->opts.bpf_stats)
+	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);
+		report__switch_kinds(r->session, stderr);
+	}
 out:
 	profile__free(&prof);
 	folded__free(f);

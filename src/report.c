@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 16 };
+enum { NR_LOSSES = 18 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -42,6 +42,9 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "user_stacks_cut", st[WPROF_STAT_USTACK_CUT] };
 	out[i++] = (struct loss){ "user_stacks_none", st[WPROF_STAT_USTACK_NONE] };
 	out[i++] = (struct loss){ "dropped_us", st[WPROF_STAT_DROPPED_NS] / 1000 };
+	out[i++] = (struct loss){ "user_stacks_unwalkable",
+				  st[WPROF_STAT_USER_LOST] + p->pending_lost };
+	out[i++] = (struct loss){ "open_intervals_unwalked", p->open_unwalked };
 	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
@@ -130,6 +133,54 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_
 	fputc('\n', f);
 }
 
+/* How the off-CPU intervals' stacks were taken (see --exact-above). */
+static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+{
+	__u64 exact = st[WPROF_STAT_IV_EXACT], sampled = st[WPROF_STAT_IV_SAMPLED];
+	__u64 skipped = st[WPROF_STAT_IV_SKIPPED];
+
+	if (!exact && !sampled && !skipped)
+		return;
+	fprintf(f, "wprof: off-CPU intervals: %llu walked exactly", (unsigned long long)exact);
+	if (sampled || skipped)
+		fprintf(f, ", %llu of %llu shorter ones walked as a sample (the others' time is "
+			"shared out by the walked ones' weight: %llu stacks estimated)",
+			(unsigned long long)sampled, (unsigned long long)(sampled + skipped),
+			(unsigned long long)p->estimated_lines);
+	if (p->unwalked_groups)
+		fprintf(f, "; %.3f ms in %llu threads/states had no interval walked "
+			"([not walked] lines)", p->unwalked_us / 1e3,
+			(unsigned long long)p->unwalked_groups);
+	fprintf(f, "; user stacks: %llu walked at switch-out, %llu reused in the same syscall, "
+		"%llu walked at the syscall's exit\n",
+		(unsigned long long)(st[WPROF_STAT_SW_WALKED] + st[WPROF_STAT_SW_PREEMPT]),
+		(unsigned long long)st[WPROF_STAT_SW_REUSED],
+		(unsigned long long)st[WPROF_STAT_USER_LATE]);
+}
+
+/* --stats: the switches by kind, and the BPF time each kind took. */
+void report__switch_kinds(struct session *s, FILE *f)
+{
+	static const char *const names[] = {
+		"other tasks", "kernel threads", "walked", "preempted",
+		"reused", "deferred", "switch-in",
+	};
+	__u64 st[WPROF_STAT_CNT], n = 0, ns = 0;
+
+	session__stats(s, st);
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		__u64 cnt = st[WPROF_STAT_SW_OTHER + k], t = st[WPROF_STAT_NS_OTHER + k];
+
+		fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each\n", names[k],
+			(unsigned long long)cnt, cnt ? (double)t / cnt : 0.0);
+		if (WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_IN)
+			n += cnt;
+		ns += t;
+	}
+	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts, timed)\n",
+		(unsigned long long)n, n ? (double)ns / n : 0.0);
+}
+
 void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
 		     FILE *f)
 {
@@ -174,6 +225,7 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
 			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
+	print_walks(f, p, st);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
 		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
 			"%llu times onto a CPU (placed by the thread's runtime), %llu times off "

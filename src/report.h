@@ -19,4 +19,7 @@ int report__threads(const struct profile *p, FILE *f);
 int report__json(const struct profile *p, struct session *s, const struct symbolizer *sym,
 		 const struct record_opts *o, const struct folded *stacks, FILE *f);
 
+/* --stats: switches by kind and the BPF time of each kind */
+void report__switch_kinds(struct session *s, FILE *f);
+
 #endif /* WPROF_REPORT_H */

@@ -88,9 +88,13 @@ static bool has_sched_entry_tp(const char *path)
 	return has;
 }
 
-static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp)
+static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
+			 bool syscalls)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
+	bpf_program__set_autoload(skel->progs.snapshot_end, snapshot);
+	bpf_program__set_autoload(skel->progs.tp_sys_exit, !raw_tp && syscalls);
+	bpf_program__set_autoload(skel->progs.raw_sys_exit, raw_tp && syscalls);
 	bpf_program__set_autoload(skel->progs.tp_sched_entry, !raw_tp && entry_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
@@ -133,7 +137,15 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.wakes, 1);
-	set_autoload(skel, raw_tp, snapshot, has_sched_entry_tp(o->btf_path));
+	/*
+	 * Stacks left to the window's end need its iterator; without it (old
+	 * kernels) every interval is walked at its switches.
+	 */
+	skel->rodata->walk_tau_ns = snapshot ? o->exact_above_ns : 0;
+	skel->rodata->time_kinds = o->bpf_stats;
+	/* user stacks left to a syscall's exit need the syscall programs */
+	set_autoload(skel, raw_tp, snapshot, has_sched_entry_tp(o->btf_path),
+		     skel->rodata->walk_tau_ns && o->user_stacks);
 	err = wprof_bpf__load(skel);
 	if (err) {
 		wprof_bpf__destroy(skel);
@@ -368,11 +380,12 @@ out:
 }
 
 /*
- * Record the threads that are already off (or on) a CPU when the window
- * opens; see bpf/snapshot.bpf.c. Runs after attach, so that a thread either
- * switched since (and has an entry) or is still in the state read here.
+ * Run one of the task iterators of bpf/snapshot.bpf.c over every task: at
+ * the window's start (after attach, so that a thread either switched since
+ * and has an entry, or is still in the state read here) and at its end
+ * (before detach).
  */
-static int run_snapshot(struct session *s)
+static int run_iter(struct session *s, struct bpf_program *prog)
 {
 	struct bpf_link *link;
 	char buf[64];
@@ -380,7 +393,7 @@ static int run_snapshot(struct session *s)
 
 	if (!s->snapshot)
 		return 0;
-	link = bpf_program__attach_iter(s->skel->progs.snapshot_threads, NULL);
+	link = bpf_program__attach_iter(prog, NULL);
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
@@ -421,7 +434,7 @@ int session__start(struct session *s)
 	 */
 	s->start_ns = now_ns();
 	s->skel->bss->window_start_ns = s->start_ns;
-	err = run_snapshot(s);
+	err = run_iter(s, s->skel->progs.snapshot_threads);
 	if (err)
 		pr_err("cannot snapshot the threads at the window's start: %s", strerror(-err));
 	return err;
@@ -429,6 +442,8 @@ int session__start(struct session *s)
 
 void session__stop(struct session *s)
 {
+	int err;
+
 	if (!s->running)
 		return;
 	/*
@@ -439,6 +454,11 @@ void session__stop(struct session *s)
 	 */
 	s->end_ns = now_ns();
 	s->skel->bss->window_end_ns = s->end_ns;
+	/* the stacks of what is still open, while the programs still see every switch */
+	err = run_iter(s, s->skel->progs.snapshot_end);
+	if (err)
+		pr_err("cannot walk the stacks of the threads blocked at the window's end: %s",
+		       strerror(-err));
 	for (int i = 0; i < s->nr_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		close(s->pfds[i]);
