@@ -6,7 +6,10 @@
 # together after a barrier: "short" sleeps 50 times 3 ms in short_naps(),
 # "long" sleeps once 100 ms in long_nap(), both through nap(). Under
 # `wprof record -- blocks` the whole life of the process is in the window,
-# so the counts are exact.
+# so the counts are exact. --exact-above 0 walks every interval: the other
+# blocks of the process (the start barrier's, us long) then have exact
+# counts too, where by default they would be walked as a sample and weigh
+# for several (json_estimate.sh tests that).
 #
 # Why 3 ms and not the 2 ms: a block is switch-out to wakeup, which
 # for nanosleep(2 ms) is 2000 us less the few us between arming the timer
@@ -47,7 +50,7 @@
 require_bpf
 require_workload blocks
 
-run_wprof rec record -d 30 -f json -o "$TMP/out.json" -- "$WORKLOADS/blocks" -c 50 -s 3000 \
+run_wprof rec record -d 30 --exact-above 0 -f json -o "$TMP/out.json" -- "$WORKLOADS/blocks" -c 50 -s 3000 \
 	-l 100000 -r "$TMP/report"
 check_wprof_ok rec
 [ -s "$TMP/report" ] || fatal "blocks wrote no report"
