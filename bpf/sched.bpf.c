@@ -239,7 +239,7 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 	th->walk &= WPROF_WALK_SYSCALL;
 	th->ustack_id = 0;
 	th->kstack_id = 0;
-	if (!typed || !walk_tau_ns) {
+	if (!typed) {
 		/* raw_tp: no task pointer to walk the kernel stack of at switch-in */
 		th->kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_SWITCH, switch_kstack_skip) : 0;
 		th->walk |= WPROF_WALK_KERNEL;
