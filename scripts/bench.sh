@@ -46,13 +46,17 @@ note() {
 	echo "$*" >>"$notes"
 }
 
-# alive PID: running, not a zombie waiting for us to reap it (kill -0
-# succeeds on those)
+# alive PID: our child, running: not a zombie waiting to be reaped (kill -0
+# succeeds on those), nor, once bash has reaped it, another process that got
+# its pid (the bench signals only what it started)
 alive() {
-	local st
-	st=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != Z ]
+	local st ppid
+	read -r st ppid < <(sed -n 's/.*) \(.\) \([0-9]*\).*/\1 \2/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "${st:-}" ] && [ "$st" != Z ] && [ "$ppid" = "$BASHPID" ]
 }
+
+# signal SIG PID: to our child PID only
+signal() { alive "$2" && kill -s "$1" "$2" 2>/dev/null; }
 
 # wait_gone PID SECONDS: 0 once PID has exited, 1 if it is still there
 wait_gone() {
@@ -78,20 +82,20 @@ forget() {
 stop_tool() {
 	local name=$1 pid=$2 how=""
 	stop_rc=""
-	kill -INT "$pid" 2>/dev/null
+	signal INT "$pid"
 	if ! wait_gone "$pid" 3; then
 		# bpftrace 0.17 loses a SIGINT that lands before its poll loop
 		# sleeps in epoll_wait, and then sleeps there for good (seen here
 		# once in a few starts); a second SIGINT gets through. wprof
 		# takes signals from a signalfd, redis shuts down at once on a
 		# second one: for them it changes nothing.
-		kill -INT "$pid" 2>/dev/null
+		signal INT "$pid"
 		how="a second SIGINT"
 		if ! wait_gone "$pid" $((STOP_S > 3 ? STOP_S - 3 : 1)); then
-			kill -TERM "$pid" 2>/dev/null
+			signal TERM "$pid"
 			how="SIGTERM, after ${STOP_S} s"
 			if ! wait_gone "$pid" 5; then
-				kill -KILL "$pid" 2>/dev/null
+				signal KILL "$pid"
 				how="SIGKILL, after SIGINT and SIGTERM were ignored for $((STOP_S + 5)) s"
 				if ! wait_gone "$pid" 5; then
 					note "$name (pid $pid) is still there after SIGKILL; left behind"
@@ -114,7 +118,7 @@ cleanup() {
 	for p in $live; do
 		stop_tool "leftover tool" "$p"
 	done
-	[ -n "$idle" ] && kill "$idle" 2>/dev/null
+	[ -n "$idle" ] && signal TERM "$idle"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -196,16 +200,29 @@ pipe_run() {
 	printf 'rep %d %-18s %s%s ops/s\n' "$2" "$1" "$([ $bound = 1 ] && echo "< ")" "$v"
 }
 
-# run_under CONFIG REP TOOL PATTERN CMD...: one pipe run with CMD running beside it
+# run_under CONFIG REP TOOL PATTERN CMD...: one run of the workload (the pipe,
+# or redis-benchmark for redis-*) with CMD running beside it
 run_under() {
-	local c=$1 i=$2 tool=$3 pat=$4 log=$tmp/$1.$2.log
+	local c=$1 i=$2 tool=$3 pat=$4 log=$tmp/$1.$2.log f files
 	shift 4
+	case $c in
+	redis*) files="$c-SET $c-GET" ;;
+	*) files=$c ;;
+	esac
+	for f in $files; do
+		touch "$tmp/$f.ops"
+		cp "$tmp/$f.ops" "$tmp/$f.ops.before"
+	done
 	start_tool "$c" "$tool" "$log" "$pat" "$@" || return 1
 	case $c in
 	redis*) redis_run "$c" "$i" ;;
 	*) pipe_run "$c" "$i" ;;
 	esac
 	if ! alive "$tool_pid"; then
+		# this run was not (all) under the tool: its figures do not count
+		for f in $files; do
+			mv "$tmp/$f.ops.before" "$tmp/$f.ops"
+		done
 		stop_tool "$c" "$tool_pid"
 		fail "$c" "$tool exited (status $stop_rc) during rep $i" "$log"
 		return 1
