@@ -487,7 +487,7 @@ ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
 ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
 switch_ns wprof-a "pipe pinned"
 switch_ns wprof-a-unpinned "pipe unpinned"
-if med wprof-a; then
+if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 	cat "$tmp"/wprof-a*.hwm | awk '{print $1 / 1024, 0}' >"$tmp/hwm.ops"
 	grep -h '^wprof: peak RSS' "$tmp"/wprof-a*.log | awk '{print $4 / 1024, 0}' >"$tmp/rss.ops"
 	hwm="n/a" rss="n/a"
