@@ -397,7 +397,9 @@ row() {
 		return
 	fi
 	[ "$mb" = 1 ] && { cell="< " gt="> "; }
-	cell="$cell$(printf %.0f "$m") $unit"
+	# the spread says how far apart the repetitions were on this shared machine
+	cell="$cell$(printf %.0f "$m") $unit $(sort -n "$tmp/$name.ops" |
+		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR > 1) printf "(%.0f-%.0f)", lo, hi }')"
 	[ -e "$tmp/$c.off" ] &&
 		cell="$cell ($(wc -l <"$tmp/$name.ops") runs; then $(cat "$tmp/$c.off"))"
 	if [ "$base" = "=" ]; then
@@ -472,7 +474,7 @@ echo "unpinned: the ordinary case); redis-benchmark -c 1 -n $REDIS_REQS -t get,s
 echo "redis-server of its own, unpinned; $REPS interleaved repetitions, medians; $(nproc) CPUs,"
 echo "Linux $(uname -r); $((SECONDS - start_s)) s."
 echo
-echo "| configuration | median | throughput lost | time added per op | goal |"
+echo "| configuration | median (min-max) | throughput lost | time added per op | goal |"
 echo "|---|---|---|---|---|"
 row "pipe pinned: no profiler" base base = ops/s
 row "pipe pinned: wprof record -a" wprof-a wprof-a "$pipe_base" ops/s
