@@ -1,18 +1,164 @@
 #!/usr/bin/env bash
 # wprof overhead benchmark: throughput of `perf bench sched pipe` (a context
 # switch storm) without a profiler, under `wprof record -a`, under wprof aimed
-# at one idle process, and under a bpftrace off-CPU script (the peer design:
-# stacks summed in the kernel at every switch). Repetitions are interleaved so
-# that drift of this shared machine hits every configuration alike; medians.
+# at one idle process, under a bpftrace off-CPU script (the peer design:
+# stacks summed in the kernel at every switch) and under the floor, the
+# cheapest hook there is (bpftrace counting sched_switch); and requests/s of a
+# redis-server of its own under `redis-benchmark -c 1`, without and with
+# `wprof record -p` on it. Repetitions are interleaved so that drift of this
+# shared machine hits every configuration alike; medians. The end is one
+# Markdown table, to paste into an issue.
+#
+# The bench never waits for good: every tool it starts is stopped with SIGINT
+# and a bounded wait, then SIGTERM, then SIGKILL (and that is reported); a
+# tool that exits or has not attached within BENCH_START_TIMEOUT seconds is
+# reported with the end of its log, and its row says `failed`; one run of the
+# workload is cut at BENCH_RUN_TIMEOUT seconds. A missing optional tool
+# (bpftrace, redis) makes its rows say `skipped`.
 set -u
 OUT=${OUT:-build}
 WPROF=${WPROF:-$OUT/wprof}
+BPFTRACE=${BPFTRACE:-bpftrace}
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 REPS=${BENCH_REPS:-5}
-LOOPS=${BENCH_LOOPS:-60000}
+LOOPS=${BENCH_LOOPS:-40000}
+START_S=${BENCH_START_TIMEOUT:-30}
+STOP_S=${BENCH_STOP_TIMEOUT:-10}
+RUN_S=${BENCH_RUN_TIMEOUT:-20}
+REDIS_PORT=${BENCH_REDIS_PORT:-6390}
+REDIS_REQS=${BENCH_REDIS_REQS:-50000}
 tmp=$(mktemp -d)
-trap 'kill $idle 2>/dev/null; rm -rf "$tmp"' EXIT
+notes=$tmp/notes
+live="" # pids of the tools running now, for the exit trap
+idle=""
+shim=""
+port=""
+redis_pid=""
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (BPF)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "bench: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+[ -x "$WPROF" ] || { echo "bench: $WPROF is not built (make)" >&2; exit 1; }
+
+# say it now, and again under the table
+note() {
+	echo "bench: $*" >&2
+	echo "$*" >>"$notes"
+}
+
+# alive PID: our child, running: not a zombie waiting to be reaped (kill -0
+# succeeds on those), nor, once bash has reaped it, another process that got
+# its pid (the bench signals only what it started)
+alive() {
+	local st ppid
+	read -r st ppid < <(sed -n 's/.*) \(.\) \([0-9]*\).*/\1 \2/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "${st:-}" ] && [ "$st" != Z ] && [ "$ppid" = "$BASHPID" ]
+}
+
+# signal SIG PID: to our child PID only
+signal() { alive "$2" && kill -s "$1" "$2" 2>/dev/null; }
+
+# wait_gone PID SECONDS: 0 once PID has exited, 1 if it is still there
+wait_gone() {
+	local n=$(($2 * 10))
+	while alive "$1"; do
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+		n=$((n - 1))
+	done
+}
+
+forget() {
+	local p keep=""
+	for p in $live; do
+		[ "$p" = "$1" ] || keep="$keep $p"
+	done
+	live=$keep
+}
+
+# stop_tool NAME PID: SIGINT, wait up to STOP_S; then SIGTERM, then SIGKILL,
+# 5 s each. Anything beyond SIGINT is noted. Sets stop_rc to the tool's exit
+# status (empty if it could not be reaped). Never waits on a live process.
+stop_tool() {
+	local name=$1 pid=$2 how=""
+	stop_rc=""
+	signal INT "$pid"
+	if ! wait_gone "$pid" 3; then
+		# bpftrace 0.17 loses a SIGINT that lands before its poll loop
+		# sleeps in epoll_wait, and then sleeps there for good (seen here
+		# once in a few starts); a second SIGINT gets through. wprof
+		# takes signals from a signalfd, redis shuts down at once on a
+		# second one: for them it changes nothing.
+		signal INT "$pid"
+		how="a second SIGINT"
+		if ! wait_gone "$pid" $((STOP_S > 3 ? STOP_S - 3 : 1)); then
+			signal TERM "$pid"
+			how="SIGTERM, after ${STOP_S} s"
+			if ! wait_gone "$pid" 5; then
+				signal KILL "$pid"
+				how="SIGKILL, after SIGINT and SIGTERM were ignored for $((STOP_S + 5)) s"
+				if ! wait_gone "$pid" 5; then
+					note "$name (pid $pid) is still there after SIGKILL; left behind"
+					forget "$pid"
+					return 1
+				fi
+			fi
+		fi
+	fi
+	wait "$pid" 2>/dev/null
+	stop_rc=$?
+	forget "$pid"
+	[ -z "$how" ] && return 0
+	note "$name did not stop on SIGINT; stopped by $how"
+	return 1
+}
+
+cleanup() {
+	local p
+	for p in $live; do
+		stop_tool "leftover tool" "$p"
+	done
+	[ -n "$idle" ] && signal TERM "$idle"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# fail CONFIG REASON [LOG]: this configuration is not run again, its row says failed
+fail() {
+	note "$1: $2"
+	if [ -n "${3:-}" ] && [ -s "$3" ]; then
+		echo "bench: the end of its log:" >&2
+		tail -n 15 "$3" | sed 's/^/  | /' >&2
+	fi
+	echo "failed: $2" >"$tmp/$1.off"
+}
+
+# start_tool CONFIG TOOL LOG PATTERN CMD...: start CMD (named TOOL in messages)
+# in the background and wait until its log says PATTERN, i.e. it is attached.
+# Sets tool_pid.
+start_tool() {
+	local c=$1 tool=$2 log=$3 pat=$4 n=$((START_S * 10))
+	shift 4
+	"$@" >"$log" 2>&1 &
+	tool_pid=$!
+	live="$live $tool_pid"
+	until grep -q -- "$pat" "$log" 2>/dev/null; do
+		if ! alive "$tool_pid"; then
+			stop_tool "$c" "$tool_pid"
+			fail "$c" "$tool exited (status $stop_rc) before it was attached" "$log"
+			return 1
+		fi
+		if [ "$n" -le 0 ]; then
+			stop_tool "$c" "$tool_pid"
+			fail "$c" "$tool was not attached after $START_S s" "$log"
+			return 1
+		fi
+		sleep 0.1
+		n=$((n - 1))
+	done
+}
+
 # bpftrace's tracepoints need tracefs, which this machine does not mount by default
 if ! [ -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
@@ -28,46 +174,99 @@ fi
 # (an op is dominated by cross-CPU wakeups, ~35 us here).
 BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
 PIN=1
-pipe_ops() {
+
+# pipe_run CONFIG REP: one run of the pipe, its ops/s appended to CONFIG.ops as
+# "VALUE BOUND"; BOUND is 1 when the run was cut at RUN_S and VALUE is only
+# the most it can have been
+pipe_run() {
+	local out rc v bound=0
 	if [ "$PIN" = 1 ]; then
-		taskset -c "$BENCH_CPU" perf bench sched pipe -l "$LOOPS" 2>/dev/null
+		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$LOOPS" 2>&1)
 	else
-		perf bench sched pipe -l "$LOOPS" 2>/dev/null
-	fi | awk '/ops\/sec/ {print $1}'
+		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$LOOPS" 2>&1)
+	fi
+	rc=$?
+	v=$(echo "$out" | awk '/ops\/sec/ {print $1}')
+	if [ -z "$v" ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
+		v=$((LOOPS / RUN_S))
+		bound=1
+		note "$1, rep $2: $LOOPS loops took over $RUN_S s, counted as $v ops/s (an upper bound)"
+	fi
+	if [ -z "$v" ]; then
+		fail "$1" "perf bench sched pipe gave no figure (status $rc): $(echo "$out" | tail -n 1)"
+		return 1
+	fi
+	echo "$v $bound" >>"$tmp/$1.ops"
+	printf 'rep %d %-18s %s%s ops/s\n' "$2" "$1" "$([ $bound = 1 ] && echo "< ")" "$v"
 }
 
-# wait until a background tool's log says it is attached
-wait_for() { # file pattern
-	for _ in $(seq 1 600); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "bench: tool did not start; its log:" >&2
-	cat "$1" >&2
-	return 1
-}
-
-# run_under NAME CMD...: ops/s of one pipe run with CMD running beside it
+# run_under CONFIG REP TOOL PATTERN CMD...: one run of the workload (the pipe,
+# or redis-benchmark for redis-*) with CMD running beside it
 run_under() {
-	local name=$1; shift
-	local log=$tmp/$name.log
-	"$@" >"$log" 2>&1 &
-	local pid=$!
-	case $name in
-	bpftrace*) wait_for "$log" "Attaching" || return 1 ;;
-	*) wait_for "$log" "recording with" || return 1 ;;
+	local c=$1 i=$2 tool=$3 pat=$4 log=$tmp/$1.$2.log f files
+	shift 4
+	case $c in
+	redis*) files="$c-SET $c-GET" ;;
+	*) files=$c ;;
 	esac
-	local ops
-	ops=$(pipe_ops)
-	kill -INT $pid
-	wait $pid
-	cat "$log" >>"$tmp/$name.all"
-	echo "$ops"
+	for f in $files; do
+		touch "$tmp/$f.ops"
+		cp "$tmp/$f.ops" "$tmp/$f.ops.before"
+	done
+	start_tool "$c" "$tool" "$log" "$pat" "$@" || return 1
+	case $c in
+	redis*) redis_run "$c" "$i" ;;
+	*) pipe_run "$c" "$i" ;;
+	esac
+	if ! alive "$tool_pid"; then
+		# this run was not (all) under the tool: its figures do not count
+		for f in $files; do
+			mv "$tmp/$f.ops.before" "$tmp/$f.ops"
+		done
+		stop_tool "$c" "$tool_pid"
+		fail "$c" "$tool exited (status $stop_rc) during rep $i" "$log"
+		return 1
+	fi
+	# the recording's peak: --stats' peak RSS also counts the symbolization after it
+	[ "$tool" = wprof ] && awk '/^VmHWM:/ {print $2, 0}' "/proc/$tool_pid/status" >>"$tmp/$c.hwm"
+	stop_tool "$c, rep $i" "$tool_pid" &&
+		{ [ "$stop_rc" = 0 ] || note "$c, rep $i: $tool exited with status $stop_rc"; }
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# redis_run CONFIG REP: one redis-benchmark run against our redis-server, its
+# SET and GET requests/s appended to CONFIG-SET.ops and CONFIG-GET.ops. One
+# client: every request is a block and a wakeup of the server.
+redis_run() {
+	local out rc t v line=""
+	out=$(timeout -k 5 $((3 * RUN_S)) "$REDIS_BENCHMARK" -p "$port" -c 1 -n "$REDIS_REQS" \
+		-t get,set -q 2>&1)
+	rc=$?
+	# -q rewrites its progress line with \r; the last one of a test is the figure
+	out=$(echo "$out" | tr '\r' '\n')
+	for t in SET GET; do
+		v=$(echo "$out" | awk -v t="$t:" '$1 == t && $3 == "requests" {print $2}')
+		if [ -z "$v" ]; then
+			fail "$1" "redis-benchmark gave no $t figure (status $rc): $(echo "$out" | grep . | tail -n 1)"
+			return 1
+		fi
+		echo "$v 0" >>"$tmp/$1-$t.ops"
+		line="$line $t $v"
+	done
+	printf 'rep %d %-18s%s req/s\n' "$2" "$1" "$line"
+}
+
+# median_of FILE: "VALUE BOUND" of the median of a config's "VALUE BOUND" lines
+median_of() {
+	sort -n "$1" | awk '{ v[NR] = $1; b[NR] = $2 }
+		END {
+			if (!NR) exit
+			if (NR % 2) print v[(NR + 1) / 2], b[(NR + 1) / 2]
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2, b[NR / 2] || b[NR / 2 + 1]
+		}'
+}
 
 cat >"$tmp/offcpu.bt" <<'BT'
+BEGIN { printf("bench: attached\n"); }
 tracepoint:sched:sched_switch
 {
 	@ts[args->prev_pid] = nsecs;
@@ -82,57 +281,248 @@ tracepoint:sched:sched_switch
 END { clear(@ts); clear(@ks); clear(@us); clear(@off); }
 BT
 
-# bpftrace 0.17 gives up where RLIMIT_MEMLOCK cannot be raised (see the shim)
-shim=$tmp/memlock-shim.so
-gcc -shared -fPIC -O2 -Wall -Wextra -Werror "$(dirname "$0")/memlock-shim.c" -o "$shim" -ldl || exit 1
+# The floor: the least any BPF profiler hooked on sched_switch can cost (a
+# per-CPU counter); wprof's cost is judged as a multiple of it
+cat >"$tmp/floor.bt" <<'BT'
+BEGIN { printf("bench: attached\n"); }
+tracepoint:sched:sched_switch { @ = count(); }
+BT
+
+# bpftrace prints BEGIN's line once its probes are attached ("Attaching N
+# probes" comes before); -B line gets it to the log at once
+bt_configs="bpftrace floor bpftrace-unpinned floor-unpinned"
+if ! command -v "$BPFTRACE" >/dev/null; then
+	for c in $bt_configs; do
+		echo "skipped: bpftrace not installed" >"$tmp/$c.off"
+	done
+elif ! [ -e /sys/kernel/tracing/events ]; then
+	for c in $bt_configs; do
+		echo "skipped: tracefs cannot be mounted" >"$tmp/$c.off"
+	done
+else
+	# bpftrace 0.17 gives up where RLIMIT_MEMLOCK cannot be raised (see the shim)
+	shim=$tmp/memlock-shim.so
+	if ! gcc -shared -fPIC -O2 -Wall -Wextra -Werror "$(dirname "$0")/memlock-shim.c" \
+		-o "$shim" -ldl 2>"$tmp/shim.log"; then
+		for c in $bt_configs; do
+			fail "$c" "the memlock shim for bpftrace does not build" "$tmp/shim.log"
+		done
+	fi
+fi
+
+# port_busy PORT: something listens on it (an instance of another test)
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Our own redis-server, unpinned (the ordinary case of a service), nothing
+# saved to disk, for the whole bench; wprof is attached to it and detached at
+# every repetition.
+if ! command -v "$REDIS_SERVER" >/dev/null; then
+	echo "skipped: redis-server not installed" >"$tmp/redis.off"
+	cp "$tmp/redis.off" "$tmp/redis-wprof.off"
+elif ! command -v "$REDIS_BENCHMARK" >/dev/null; then
+	echo "skipped: redis-benchmark not installed (redis-tools)" >"$tmp/redis.off"
+	cp "$tmp/redis.off" "$tmp/redis-wprof.off"
+else
+	port=$REDIS_PORT
+	while port_busy "$port" && [ "$port" -lt $((REDIS_PORT + 20)) ]; do
+		port=$((port + 1))
+	done
+	mkdir "$tmp/redis"
+	if start_tool redis redis-server "$tmp/redis.log" "Ready to accept connections" \
+		"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$tmp/redis"; then
+		redis_pid=$tool_pid
+	else
+		cp "$tmp/redis.off" "$tmp/redis-wprof.off"
+	fi
+fi
 
 sleep 100000 &
 idle=$!
 
-configs="base wprof-a wprof-p-idle bpftrace base-unpinned wprof-a-unpinned bpftrace-unpinned"
+start_s=$SECONDS
+configs="base wprof-a wprof-p-idle bpftrace floor"
+configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinned"
+configs="$configs redis redis-wprof"
 for i in $(seq 1 "$REPS"); do
 	for c in $configs; do
+		[ -e "$tmp/$c.off" ] && continue
 		case $c in
 		*-unpinned) PIN=0 ;;
 		*) PIN=1 ;;
 		esac
 		case $c in
-		base*) v=$(pipe_ops) ;;
-		wprof-a*) v=$(run_under "$c" "$WPROF" record -a --stats -o /dev/null) ;;
-		wprof-p-idle) v=$(run_under "$c" "$WPROF" record -p $idle -o /dev/null) ;;
-		bpftrace*) v=$(run_under "$c" env LD_PRELOAD="$shim" bpftrace "$tmp/offcpu.bt") ;;
+		base*) pipe_run "$c" "$i" ;;
+		wprof-a*)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a --stats -o /dev/null ;;
+		wprof-p-idle)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -p "$idle" -o /dev/null ;;
+		bpftrace*)
+			run_under "$c" "$i" bpftrace "bench: attached" \
+				env LD_PRELOAD="$shim" "$BPFTRACE" -B line "$tmp/offcpu.bt" ;;
+		floor*)
+			run_under "$c" "$i" bpftrace "bench: attached" \
+				env LD_PRELOAD="$shim" "$BPFTRACE" -B line "$tmp/floor.bt" ;;
+		redis) redis_run "$c" "$i" ;;
+		redis-wprof)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -p "$redis_pid" --stats -o /dev/null ;;
 		esac
-		[ -n "$v" ] || { echo "bench: $c produced no figure" >&2; exit 1; }
-		echo "$v" >>"$tmp/$c.ops"
-		printf 'rep %d %-18s %s ops/s\n' "$i" "$c" "$v"
 	done
 done
+if [ -n "$redis_pid" ] && stop_tool redis-server "$redis_pid"; then
+	[ "$stop_rc" = 0 ] || note "redis-server exited with status $stop_rc"
+fi
 
-for pin in pinned unpinned; do
-	if [ $pin = pinned ]; then
-		base=$(median <"$tmp/base.ops")
-		set -- base wprof-a wprof-p-idle bpftrace
-		echo
-		echo "perf bench sched pipe -l $LOOPS pinned to CPU $BENCH_CPU (worst case)," \
-			"$REPS interleaved repetitions, medians:"
-	else
-		base=$(median <"$tmp/base-unpinned.ops")
-		set -- base-unpinned wprof-a-unpinned bpftrace-unpinned
-		echo
-		echo "perf bench sched pipe -l $LOOPS unpinned, $REPS interleaved repetitions, medians:"
+# ---- the table ----
+
+# med NAME: m and mb, the median of NAME.ops and whether it is an upper bound
+med() {
+	m="" mb=0
+	[ -s "$tmp/$1.ops" ] || return 1
+	read -r m mb < <(median_of "$tmp/$1.ops")
+}
+
+# row LABEL NAME CONFIG BASE UNIT [GOAL_LOSS_PCT]: one configuration: its
+# median, throughput lost and time added per op against the median BASE
+# ("=": this is the baseline). NAME.ops holds the figures, CONFIG.off says why
+# the configuration was skipped or stopped.
+row() {
+	local label=$1 name=$2 c=$3 base=$4 unit=$5 goal=${6:-} cell="" gt="" g=""
+	if ! med "$name"; then
+		cell=$(cat "$tmp/$c.off" 2>/dev/null || echo "failed: no figure")
+		echo "| $label | $cell | | | |"
+		return
 	fi
-	for c in "$@"; do
-		m=$(median <"$tmp/$c.ops")
-		awk -v c="$c" -v m="$m" -v b="$base" \
-			'BEGIN {printf "  %-18s %8.0f ops/s  ratio %.3f  overhead %5.1f%%\n", c, m, m/b, 100*(1-m/b)}'
-	done
-done
-echo
-echo "wprof record -a, BPF run time per event (last repetition):"
-grep -E 'wprof: (bpf|user stacks)' "$tmp/wprof-a.all" | tail -n 9 | sed 's/^/  /'
-echo "wprof record -a, peak RSS (median):"
+	[ "$mb" = 1 ] && { cell="< " gt="> "; }
+	# the spread says how far apart the repetitions were on this shared machine
+	cell="$cell$(printf %.0f "$m") $unit $(sort -n "$tmp/$name.ops" |
+		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR > 1) printf "(%.0f-%.0f)", lo, hi }')"
+	[ -e "$tmp/$c.off" ] &&
+		cell="$cell ($(wc -l <"$tmp/$name.ops") runs; then $(cat "$tmp/$c.off"))"
+	if [ "$base" = "=" ]; then
+		echo "| $label | $cell | baseline | | |"
+		return
+	fi
+	if [ -z "$base" ]; then
+		echo "| $label | $cell | n/a: no baseline | | |"
+		return
+	fi
+	if [ -n "$goal" ]; then
+		if [ "$mb" = 0 ] && awk -v b="$base" -v v="$m" -v g="$goal" 'BEGIN { exit !(100 * (1 - v / b) <= g) }'; then
+			g="loss ≤ $goal%: met"
+		else
+			g="loss ≤ $goal%: **not met**"
+		fi
+	fi
+	awk -v label="$label" -v cell="$cell" -v b="$base" -v v="$m" -v gt="$gt" -v g="$g" 'BEGIN {
+		printf "| %s | %s | %s%.1f%% | %s%+.1f%% | %s |\n", label, cell, gt, 100 * (1 - v / b), gt, 100 * (b / v - 1), g
+	}'
+}
 
-grep 'peak RSS' "$tmp/wprof-a.all" | awk '{print $4}' | median | sed 's/^/  /; s/$/ KiB/'
+# ratio LABEL WPROF FLOOR BASE: wprof's added time per op as a multiple of the floor's
+ratio() {
+	local label=$1 w f wb fb
+	med "$2" || { echo "| $label | n/a: wprof -a $(cat "$tmp/$2.off" 2>/dev/null) | | | |"; return; }
+	w=$m wb=$mb
+	med "$3" || { echo "| $label | n/a: floor $(cat "$tmp/$3.off" 2>/dev/null) | | | |"; return; }
+	f=$m fb=$mb
+	[ -n "$4" ] || { echo "| $label | n/a: no baseline | | | |"; return; }
+	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v bound="$wb$fb" 'BEGIN {
+		cw = b / w - 1; cf = b / f - 1
+		costs = sprintf("floor %+.1f%%, wprof %+.1f%%", 100 * cf, 100 * cw)
+		if (cf <= 0) {
+			printf "| %s | n/a: the floor costs nothing measurable | | %s | ≤ 3x |\n", label, costs
+			exit
+		}
+		r = cw / cf
+		printf "| %s | wprof costs %.1fx the floor%s | | %s | ≤ 3x: %s |\n", label, r,
+			bound != "00" ? " (a run cut short: rough)" : "", costs, r <= 3 ? "met" : "**not met**"
+	}'
+}
+
+# switch_ns CONFIG LABEL: mean time of wprof's sched_switch program over all
+# of CONFIG's recordings (--stats: its total ns over its total runs)
+switch_ns() {
+	cat "$tmp/$1".*.log 2>/dev/null | awk -v label="$2" -v off="$(cat "$tmp/$1.off" 2>/dev/null)" '
+		$1 == "wprof:" && $2 == "bpf" && ($3 == "tp_switch" || $3 == "raw_switch") {
+			name = $3; runs += $4; ns += $6; n++
+		}
+		END {
+			printf "| wprof BPF time per sched_switch, %s | ", label
+			if (!runs) { printf "n/a: %s | | | |\n", off != "" ? off : "no --stats figures"; exit }
+			m = ns / runs
+			printf "%.0f ns/run (%s; %d recordings, %d runs) | | | ≤ 600 ns: %s |\n",
+				m, name, n, runs, m <= 600 ? "met" : "**not met**"
+		}'
+}
+
+pipe_base=""
+med base && pipe_base=$m
+pipe_base_u=""
+med base-unpinned && pipe_base_u=$m
+redis_base_set=""
+med redis-SET && redis_base_set=$m
+redis_base_get=""
+med redis-GET && redis_base_get=$m
+
+echo
+echo "perf bench sched pipe -l $LOOPS (pinned: both tasks on CPU $BENCH_CPU, the worst case;"
+echo "unpinned: the ordinary case); redis-benchmark -c 1 -n $REDIS_REQS -t get,set against a"
+echo "redis-server of its own, unpinned; $REPS interleaved repetitions, medians; $(nproc) CPUs,"
+echo "Linux $(uname -r); $((SECONDS - start_s)) s."
+echo
+echo "| configuration | median (min-max) | throughput lost | time added per op | goal |"
+echo "|---|---|---|---|---|"
+row "pipe pinned: no profiler" base base = ops/s
+row "pipe pinned: wprof record -a" wprof-a wprof-a "$pipe_base" ops/s
+row "pipe pinned: wprof record -p (an idle process)" wprof-p-idle wprof-p-idle "$pipe_base" ops/s
+row "pipe pinned: bpftrace off-CPU stacks" bpftrace bpftrace "$pipe_base" ops/s
+row "pipe pinned: floor (bpftrace counts sched_switch)" floor floor "$pipe_base" ops/s
+row "pipe unpinned: no profiler" base-unpinned base-unpinned = ops/s
+row "pipe unpinned: wprof record -a" wprof-a-unpinned wprof-a-unpinned "$pipe_base_u" ops/s
+row "pipe unpinned: bpftrace off-CPU stacks" bpftrace-unpinned bpftrace-unpinned "$pipe_base_u" ops/s
+row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s
+ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
+ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
+switch_ns wprof-a "pipe pinned"
+switch_ns wprof-a-unpinned "pipe unpinned"
+if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
+	cat "$tmp"/wprof-a*.hwm | awk '{print $1 / 1024, 0}' >"$tmp/hwm.ops"
+	grep -h '^wprof: peak RSS' "$tmp"/wprof-a*.log | awk '{print $4 / 1024, 0}' >"$tmp/rss.ops"
+	hwm="n/a" rss="n/a"
+	med hwm && hwm=$(printf '%.1f MiB' "$m")
+	med rss && rss=$(printf '%.1f MiB' "$m")
+	echo "| wprof record -a, peak RSS | $hwm recording (VmHWM at the stop), $rss in all (--stats) | | | |"
+fi
+row "redis SET, 1 client: no profiler" redis-SET redis = req/s
+row "redis SET, 1 client: wprof record -p redis" redis-wprof-SET redis-wprof "$redis_base_set" req/s 5
+row "redis GET, 1 client: no profiler" redis-GET redis = req/s
+row "redis GET, 1 client: wprof record -p redis" redis-wprof-GET redis-wprof "$redis_base_get" req/s 5
+switch_ns redis-wprof "redis"
+
+last=""
+for i in $(seq "$REPS" -1 1); do
+	grep -q '^wprof: bpf' "$tmp/wprof-a.$i.log" 2>/dev/null && { last=$i; break; }
+done
+if [ -n "$last" ]; then
+	echo
+	echo "wprof record -a --stats, pipe pinned, rep $last:"
+	echo '```'
+	grep -E '^wprof: (switches|bpf|user stacks)' "$tmp/wprof-a.$last.log"
+	echo '```'
+fi
+if [ -s "$notes" ]; then
+	echo
+	echo "Notes:"
+	sed 's/^/- /' "$notes"
+fi
 echo
 echo "Symbolization (10,000 distinct stacks of 20 frames over 20 modules, target < 1 s):"
-"$OUT/tests/tools/symbench" --check | sed 's/^/  /'
+if [ -x "$OUT/tests/tools/symbench" ]; then
+	"$OUT/tests/tools/symbench" --check | sed 's/^/  /'
+else
+	echo "  skipped: $OUT/tests/tools/symbench is not built (make test-bins)"
+fi
