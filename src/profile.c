@@ -610,14 +610,13 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 {
 	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid);
 	__u32 state = l->k.blocked.state;
-	bool on = state == WPROF_ON_CPU, est = false;
+	bool on = state == WPROF_ON_CPU;
 	__u64 samples = 0, total = 0, one = 0;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
 		shares[i] = on ? l[i].count : l[i].ns;
 		samples += l[i].count;
-		est |= l[i].estimated;
 		b->p->estimated_lines += l[i].estimated;
 	}
 	if (on && t && t->on_ns) {
@@ -625,14 +624,17 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 	} else if (on) {
 		total = ns_to_us(samples * b->p->period_ns);
 		b->p->untimed_threads += samples > 0;
-	} else if (est && t) {
-		/* the weighed estimates, scaled to the exact time they stand for */
+	} else if (t) {
+		/*
+		 * The walked intervals' (weighed) time, scaled to the exact
+		 * time they stand for: with intervals walked as a sample, and
+		 * the short ones not walked, the lines are estimates.
+		 */
 		total = ns_to_us(t->kept_ns[state]);
 	}
 	if (on && samples)
 		one = total / samples;
-	err = on || (est && t) ? apportion(total, shares, n, parts) :
-				 round_ns_to_us(shares, n, parts);
+	err = on || t ? apportion(total, shares, n, parts) : round_ns_to_us(shares, n, parts);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
