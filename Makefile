@@ -84,6 +84,15 @@ $(OUT)/obj/%.o: src/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# src/svg.js, the script of the flame graphs, as a C string for svg.c.
+$(OUT)/svg_js.h: src/svg.js
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ echo 'static const char svg_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp
+	$(Q)mv $@.tmp $@
+$(OUT)/obj/svg.o: $(OUT)/svg_js.h
+
 $(OUT)/wprof: $(OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
