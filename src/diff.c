@@ -307,8 +307,10 @@ static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 			kind = rl.kind;
 		if (kind == REC_OTHER && !rec_line__split(s->stack, true, false, &rl))
 			kind = rl.kind;
+		/* shares from BEFORE's own weights; what is gone drawn in AFTER's units */
 		err = flame__add(fl, s->stack, strlen(s->stack), kind, SIZE_MAX,
-				 s->w[DIFF_AFTER], diff__before(d, s));
+				 s->w[DIFF_AFTER], s->w[DIFF_BEFORE],
+				 s->w[DIFF_AFTER] ? 0 : diff__before(d, s));
 	}
 	if (!err)
 		err = flame__finish(fl);

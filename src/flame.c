@@ -96,25 +96,26 @@ out:
 	return ret < 0 ? ret : (long)idx;
 }
 
-static void add_weight(struct flame_node *n, enum rec_kind kind, __u64 after, __u64 before)
+static void add_weight(struct flame_node *n, enum rec_kind kind, __u64 after, __u64 before,
+		       __u64 gone)
 {
 	n->w[kind] = sat_add(n->w[kind], after);
 	n->total = sat_add(n->total, after);
 	n->before = sat_add(n->before, before);
-	if (!after)
-		n->gone = sat_add(n->gone, before);
+	n->gone = sat_add(n->gone, gone);
 }
 
 int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind kind,
-	       size_t idle_from, __u64 after, __u64 before)
+	       size_t idle_from, __u64 after, __u64 before, __u64 gone)
 {
 	const char *p = frames, *end = frames + len;
 	__u32 cur = 0;
 	bool waker = false;
 
-	if (kind >= REC_KIND_CNT || !len)
-		return -EINVAL;
-	add_weight(&fl->nodes[0], kind, after, before);
+	if (kind >= REC_KIND_CNT || !len || frames[0] == ';' || frames[len - 1] == ';' ||
+	    memmem(frames, len, ";;", 2))
+		return -EINVAL; /* an empty frame: refused before anything is added */
+	add_weight(&fl->nodes[0], kind, after, before, gone);
 	fl->kind_total[kind] = sat_add(fl->kind_total[kind], after);
 	fl->kind_before[kind] = sat_add(fl->kind_before[kind], before);
 	if (idle_from != SIZE_MAX)
@@ -124,13 +125,11 @@ int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind k
 		size_t n = (semi ? semi : end) - p;
 		long c;
 
-		if (!n)
-			return -EINVAL;
 		c = child(fl, cur, i >= idle_from, p, n);
 		if (c < 0)
 			return c;
 		cur = c;
-		add_weight(&fl->nodes[cur], kind, after, before);
+		add_weight(&fl->nodes[cur], kind, after, before, gone);
 		fl->nodes[cur].waker |= waker;
 		if (n == 2 && !memcmp(p, "--", 2))
 			waker = true; /* what follows is who woke the thread */

@@ -25,7 +25,7 @@ struct flame_node {
 	__u64 w[REC_KIND_CNT]; /* weight by kind (AFTER's, in a diff) */
 	__u64 total;           /* the sum of w[] */
 	__u64 before;          /* a diff's BEFORE weight */
-	__u64 gone;            /* BEFORE weight of stacks AFTER does not have */
+	__u64 gone;            /* the width of stacks only BEFORE has, in AFTER's units */
 	bool idle;             /* in a thread that was asleep the whole window */
 	bool waker;            /* after a "--" frame: a waker's stack (--wakers) */
 };
@@ -49,12 +49,13 @@ void flame__free(struct flame *fl);
  * Add a stack: @frames (@len bytes) joined by ';', root first, of kind
  * @kind. Frames from index @idle_from on belong to an idle thread (they do
  * not merge with the same frames of busy threads); pass SIZE_MAX for none.
- * @after is the weight drawn; @before, BEFORE's weight in a diff (0
- * otherwise): a stack with @after 0 and @before > 0 is drawn gone. 0 or
- * -errno (-EINVAL for an empty frame).
+ * @after is the weight drawn. A diff adds BEFORE's weight too (@before,
+ * what shares are computed from) and, for a stack AFTER does not have, the
+ * width to draw it with (@gone: BEFORE's weight in AFTER's units); 0 and 0
+ * otherwise. 0 or -errno (-EINVAL for an empty frame).
  */
 int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind kind,
-	       size_t idle_from, __u64 after, __u64 before);
+	       size_t idle_from, __u64 after, __u64 before, __u64 gone);
 /* Order every frame's children by (idle, name): call once, after the last add. 0 or -ENOMEM. */
 int flame__finish(struct flame *fl);
 

@@ -461,7 +461,7 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 			     rl.tag.len ? ";" : "", (int)rl.comm.len, rl.comm.s,
 			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s);
 	return flame__add(c->fl, c->buf, n, rl.kind,
-			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0);
+			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0, 0);
 }
 
 int svg__write_recording(const struct folded *lines, const struct profile *p,
