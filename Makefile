@@ -3,7 +3,7 @@
 #
 #   make            build build/wprof
 #   make check      install missing Debian packages, build, run all tests
-#   make demo       record the bundled sleep/burn workload
+#   make demo       record the bundled sleep/burn workload as a flame graph
 #   make bench      overhead and symbolization benchmarks
 #   make install    PREFIX=/usr/local DESTDIR=
 #   V=1             show the commands
@@ -121,7 +121,10 @@ check: deps
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUT)/tests/workloads/sleepburn
-	$(Q)$(OUT)/wprof record -d 3 -- $(OUT)/tests/workloads/sleepburn
+	$(Q)$(OUT)/wprof record -d 3 -o $(OUT)/demo.svg -o $(OUT)/demo.folded -- \
+		$(OUT)/tests/workloads/sleepburn
+	@echo "wprof demo: flame graph $(abspath $(OUT))/demo.svg (open it in a browser)," \
+		"folded stacks $(abspath $(OUT))/demo.folded"
 
 bench:
 	$(Q)bash scripts/install-deps.sh --bench
