@@ -407,7 +407,8 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 		TOP + frames_h + 16);
 	if (w.left_out)
 		fprintf(f, "<text id=\"leftout\" x=\"%d\" y=\"%d\" style=\"text-anchor: end; "
-			"fill: #777\">%zu frames narrower than %.1f px not drawn</text>\n",
+			"fill: #777\">%zu frames narrower than %.1f px not drawn, nor what they "
+			"call</text>\n",
 			WIDTH - PAD, TOP + frames_h + 16, w.left_out, MIN_PX);
 	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", svg_js);
 	if (fflush(f) || ferror(f))

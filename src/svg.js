@@ -188,7 +188,11 @@
 
 			if (i < 0)
 				return;
-			v = decodeURIComponent(kv.slice(i + 1));
+			try {
+				v = decodeURIComponent(kv.slice(i + 1));
+			} catch (e) {
+				return; // a fragment someone typed: ignore what is not URI-encoded
+			}
 			if (k === "s")
 				search(v);
 			else if (k === "z")
