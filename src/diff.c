@@ -434,7 +434,8 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 		case OPT_FAIL_IF_GROWN:
 			errno = 0;
 			o->gate_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->gate_pct >= 0 && o->gate_pct <= 100)) {
+			if (errno || end == optarg || *end ||
+			    !(o->gate_pct >= 0 && o->gate_pct <= 100)) {
 				pr_err("invalid --fail-if-grown '%s': expected points of share, 0 to 100, "
 				       "e.g. 5 or 0.5", optarg);
 				return -EINVAL;

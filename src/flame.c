@@ -160,9 +160,10 @@ int flame__finish(struct flame *fl)
 		return -ENOMEM;
 	sort_nodes = fl->nodes;
 	for (size_t i = 0; i < fl->nr; i++) {
+		__u32 c = fl->nodes[i].first_child;
 		size_t n = 0;
 
-		for (__u32 c = fl->nodes[i].first_child; c != FLAME_NONE; c = fl->nodes[c].next_sibling)
+		for (; c != FLAME_NONE; c = fl->nodes[c].next_sibling)
 			kids[n++] = c;
 		qsort(kids, n, sizeof(*kids), cmp_child);
 		fl->nodes[i].first_child = n ? kids[0] : FLAME_NONE;

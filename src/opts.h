@@ -34,7 +34,8 @@ struct record_opts {
 	__u64 freq_hz;
 	const char *output; /* the first -o; NULL: stdout */
 	const char *btf_path; /* NULL: /sys/kernel/btf/vmlinux */
-	enum output_format format; /* -f: stdout's, and that of -o files its extension does not name */
+	/* -f: the format of stdout, and of -o files whose name does not say one */
+	enum output_format format;
 	struct output_spec outputs[MAX_OUTPUTS]; /* what to write; at least one after parsing */
 	size_t nr_outputs;
 	bool tag_leaf;

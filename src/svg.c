@@ -298,7 +298,8 @@ static void legend(struct writer *w)
 		if (k >= REC_OFF && !fl->kind_total[k] && !fl->kind_before[k])
 			continue;
 		colour(fill, sizeof(fill), &families[k], NULL, false);
-		snprintf(attrs, sizeof(attrs), "data-kind=\"%s\" data-us=\"%llu\" data-before-us=\"%llu\"",
+		snprintf(attrs, sizeof(attrs),
+			 "data-kind=\"%s\" data-us=\"%llu\" data-before-us=\"%llu\"",
 			 k == REC_OTHER ? "other" : rec_kind__tag(k),
 			 (unsigned long long)fl->kind_total[k], (unsigned long long)fl->kind_before[k]);
 		svg__fmt_us(t, sizeof(t), fl->kind_total[k]);
