@@ -3,7 +3,7 @@
 #
 #   make            build build/wprof
 #   make check      install missing Debian packages, build, run all tests
-#   make demo       record the bundled sleep/burn workload
+#   make demo       record the bundled sleep/burn workload as a flame graph
 #   make bench      overhead and symbolization benchmarks
 #   make install    PREFIX=/usr/local DESTDIR=
 #   V=1             show the commands
@@ -84,6 +84,15 @@ $(OUT)/obj/%.o: src/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# src/svg.js, the script of the flame graphs, as a C string for svg.c.
+$(OUT)/svg_js.h: src/svg.js
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ echo 'static const char svg_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp
+	$(Q)mv $@.tmp $@
+$(OUT)/obj/svg.o: $(OUT)/svg_js.h
+
 $(OUT)/wprof: $(OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -112,7 +121,10 @@ check: deps
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUT)/tests/workloads/sleepburn
-	$(Q)$(OUT)/wprof record -d 3 -- $(OUT)/tests/workloads/sleepburn
+	$(Q)$(OUT)/wprof record -d 3 -o $(OUT)/demo.svg -o $(OUT)/demo.folded -- \
+		$(OUT)/tests/workloads/sleepburn
+	@echo "wprof demo: flame graph $(abspath $(OUT))/demo.svg (open it in a browser)," \
+		"folded stacks $(abspath $(OUT))/demo.folded"
 
 bench:
 	$(Q)bash scripts/install-deps.sh --bench

@@ -12,6 +12,9 @@ pkgs="$pkgs python3 nodejs util-linux binutils"
 # backtraces are their ground truth; Debian's builds of these programs,
 # without frame pointers (Go has them), are what they profile
 pkgs="$pkgs gdb redis-server redis-tools nginx postgresql golang-go"
+# for the outputs: go tool pprof (golang-go, above) reads the pprof files;
+# headless chromium drives the flame graph's search and zoom
+pkgs="$pkgs chromium"
 if [ "${1:-}" = "--bench" ]; then
 	pkgs="$pkgs linux-perf bpftrace"
 fi

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "util.h"
@@ -68,10 +69,12 @@ void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: wprof record [OPTIONS] {-p PID | -t TID | -a | -- CMD [ARGS...]}\n"
+		"       wprof diff [OPTIONS] BEFORE AFTER   (see wprof diff --help)\n"
 		"       wprof --version | --help\n"
 		"\n"
 		"Record where wall-clock time goes: on-CPU samples and off-CPU intervals,\n"
-		"summed by stack in the kernel, printed as folded stacks for flamegraph.pl.\n"
+		"summed by stack in the kernel, printed as folded stacks, a flame graph\n"
+		"(svg) or a pprof profile.\n"
 		"\n"
 		"Targets:\n"
 		"  -p, --pid PID[,PID...]   every thread of these processes, also new threads\n"
@@ -103,9 +106,14 @@ void cli_usage(FILE *f)
 		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
 		"\n"
 		"Output:\n"
-		"  -o, --output FILE        write to FILE (default stdout)\n"
+		"  -o, --output FILE        write to FILE (default stdout); give it again for\n"
+		"                           more files of the same recording, each in the\n"
+		"                           format its name ends in (.svg, .pb.gz, .json,\n"
+		"                           .folded), other names in -f's\n"
 		"  -f, --format FORMAT      folded (default), json (stacks with count/total/max,\n"
-		"                           threads, block histograms), threads (table)\n"
+		"                           threads, block histograms), threads (table), svg\n"
+		"                           (interactive flame graph), pprof (gzipped\n"
+		"                           profile.proto, for go tool pprof)\n"
 		"      --inline             show inlined calls as frames (suffix _[i]), from DWARF\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
@@ -113,8 +121,77 @@ void cli_usage(FILE *f)
 		"  -v, --verbose            show libbpf's messages\n"
 		"  -h, --help               this text\n"
 		"\n"
-		"Example: wprof record -p 4242 -d 30 | flamegraph.pl > wall.svg\n",
+		"Example: wprof record -p 4242 -d 30 -o wall.svg -o wall.pb.gz\n",
 		DEFAULT_FREQ_HZ);
+}
+
+static int format_of_name(const char *name, enum output_format *f)
+{
+	static const char *const names[] = {
+		[FORMAT_FOLDED] = "folded", [FORMAT_JSON] = "json", [FORMAT_THREADS] = "threads",
+		[FORMAT_SVG] = "svg",       [FORMAT_PPROF] = "pprof",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i])) {
+			*f = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/*
+ * The format an -o file's name asks for: .svg, .pb.gz (what pprof tools
+ * name their files), .json, .folded. Other names take -f's.
+ */
+static bool format_of_path(const char *path, enum output_format *f)
+{
+	static const struct {
+		const char *ext;
+		enum output_format format;
+	} exts[] = {
+		{ ".svg", FORMAT_SVG }, { ".pb.gz", FORMAT_PPROF },
+		{ ".json", FORMAT_JSON }, { ".folded", FORMAT_FOLDED },
+	};
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
+		size_t n = strlen(exts[i].ext);
+
+		if (len > n && !strcmp(path + len - n, exts[i].ext)) {
+			*f = exts[i].format;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Every output with its format; two -o of one name would overwrite each other. */
+static int set_outputs(struct record_opts *opts)
+{
+	if (!opts->nr_outputs) {
+		/* gzip is no use to a terminal, and may upset it */
+		if (opts->format == FORMAT_PPROF && isatty(STDOUT_FILENO)) {
+			pr_err("-f pprof is binary: give -o FILE.pb.gz or redirect stdout");
+			return -EINVAL;
+		}
+		opts->outputs[0].path = NULL;
+		opts->outputs[0].format = opts->format;
+		opts->nr_outputs = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < opts->nr_outputs; i++) {
+		struct output_spec *o = &opts->outputs[i];
+
+		if (!format_of_path(o->path, &o->format))
+			o->format = opts->format;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(opts->outputs[j].path, o->path)) {
+				pr_err("-o %s given twice; give each output its own file", o->path);
+				return -EINVAL;
+			}
+	}
+	return 0;
 }
 
 static int bad(const char *what, const char *arg, const char *want)
@@ -196,17 +273,18 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			opts->freq_hz = v;
 			break;
 		case 'o':
-			opts->output = optarg;
+			if (opts->nr_outputs == MAX_OUTPUTS) {
+				pr_err("more than %d -o files; record again for more", MAX_OUTPUTS);
+				return -EINVAL;
+			}
+			if (!opts->output)
+				opts->output = optarg;
+			opts->outputs[opts->nr_outputs++].path = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "folded"))
-				opts->format = FORMAT_FOLDED;
-			else if (!strcmp(optarg, "json"))
-				opts->format = FORMAT_JSON;
-			else if (!strcmp(optarg, "threads"))
-				opts->format = FORMAT_THREADS;
-			else
-				return bad("format", optarg, "expected folded, json or threads");
+			if (format_of_name(optarg, &opts->format))
+				return bad("format", optarg,
+					   "expected folded, json, threads, svg or pprof");
 			break;
 		case OPT_WAKERS:
 			opts->wakers = true;
@@ -280,6 +358,8 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		pr_err("--min-block is larger than --max-block; nothing would be kept");
 		return -EINVAL;
 	}
+	if (set_outputs(opts))
+		return -EINVAL;
 	if (optind < argc) {
 		nr_modes++;
 		opts->cmd = &argv[optind];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "diff.h"
 #include "record.h"
 #include "util.h"
 
@@ -18,6 +19,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record },
+	{ "diff", cmd_diff },
 };
 
 int main(int argc, char **argv)

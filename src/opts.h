@@ -12,6 +12,16 @@ enum output_format {
 	FORMAT_FOLDED,
 	FORMAT_JSON,
 	FORMAT_THREADS,
+	FORMAT_SVG,   /* interactive flame graph (svg.c) */
+	FORMAT_PPROF, /* gzipped profile.proto (pprof.c) */
+};
+
+/* -o may be given this many times, each file in its own format. */
+#define MAX_OUTPUTS 8
+
+struct output_spec {
+	const char *path; /* NULL: stdout */
+	enum output_format format;
 };
 
 /* Settings of one recording: set once by the CLI, read-only afterwards. */
@@ -22,9 +32,12 @@ struct record_opts {
 	char **cmd; /* -- CMD ARGS, NULL-terminated, or NULL */
 	__u64 duration_ns; /* 0: until Ctrl-C or the targets exit */
 	__u64 freq_hz;
-	const char *output; /* NULL: stdout */
+	const char *output; /* the first -o; NULL: stdout */
 	const char *btf_path; /* NULL: /sys/kernel/btf/vmlinux */
+	/* -f: the format of stdout, and of -o files whose name does not say one */
 	enum output_format format;
+	struct output_spec outputs[MAX_OUTPUTS]; /* what to write; at least one after parsing */
+	size_t nr_outputs;
 	bool tag_leaf;
 	bool wakers;
 	const char *thread_glob; /* --thread-name */
@@ -40,5 +53,19 @@ struct record_opts {
 	bool kernel_stacks;
 	int verbose;
 };
+
+/*
+ * Whether the lines built for these outputs carry each thread's pid and tid
+ * as the two frames after the tag (before the comm): the writers that need
+ * them (json, svg's idle threads, pprof's labels) take them out again.
+ */
+static inline bool opts__line_ids(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == FORMAT_JSON || o->outputs[i].format == FORMAT_SVG ||
+		    o->outputs[i].format == FORMAT_PPROF)
+			return true;
+	return false;
+}
 
 #endif /* WPROF_OPTS_H */

@@ -387,7 +387,7 @@ static void begin(struct builder *b, const struct wprof_key *k, const struct thr
 	b->nr = 0;
 	if (!b->o->tag_leaf)
 		put_name(b, tag_of(b->o, k->state));
-	if (b->o->format == FORMAT_JSON) {
+	if (opts__line_ids(b->o)) {
 		snprintf(num, sizeof(num), "%u", k->pid);
 		put_name(b, num);
 		snprintf(num, sizeof(num), "%u", k->tid);
@@ -414,7 +414,7 @@ static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u6
 
 static size_t prefix_len(const struct builder *b)
 {
-	return !b->o->tag_leaf + 1 + (b->o->format == FORMAT_JSON ? 2 : 0);
+	return !b->o->tag_leaf + 1 + (opts__line_ids(b->o) ? 2 : 0);
 }
 
 static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)

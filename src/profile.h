@@ -67,7 +67,8 @@ struct profile {
 /*
  * Read the detached session's maps, close the intervals still open at the
  * window's end, symbolize, and add every selected stack to `out`. With
- * --format json each stack's frames start with TAG, PID, TID, COMM.
+ * an output that needs ids (opts__line_ids(): json, svg, pprof) each stack's
+ * frames start with TAG, PID, TID, COMM.
  *
  * Weights are us. Per thread, the on-CPU lines sum to exactly its on_us,
  * split in proportion to their samples; per thread and off-CPU state, the

@@ -14,10 +14,14 @@
 #include "cli.h"
 #include "folded.h"
 #include "outfile.h"
+#include "pprof.h"
 #include "profile.h"
+#include "recinfo.h"
+#include "recline.h"
 #include "record.h"
 #include "report.h"
 #include "session.h"
+#include "svg.h"
 #include "symbolize.h"
 #include "unwtab.h"
 #include "util.h"
@@ -26,9 +30,16 @@
 /* In -a mode, snapshot new processes' mappings this often. */
 #define SCAN_EVERY_TICKS 10
 
+/* One output: stdout, or an -o file. */
+struct output {
+	const struct output_spec *spec;
+	FILE *f;
+	struct outfile file; /* -o */
+};
+
 struct recorder {
 	struct record_opts opts;
-	FILE *out;
+	struct output outs[MAX_OUTPUTS]; /* opts.nr_outputs of them */
 	struct session *session;
 	struct symbolizer *sym;
 	struct unwtab *unw;  /* NULL with --no-cfi */
@@ -36,7 +47,6 @@ struct recorder {
 	pid_t child;         /* -- CMD */
 	int child_status;
 	bool child_done;     /* it ended by itself while recording: child_status says how */
-	struct outfile outfile; /* -o */
 	int go_fd;           /* child execs when this closes */
 	int exec_err_fd;     /* child reports exec failure here */
 	bool *gone;          /* per target id */
@@ -94,13 +104,75 @@ static int check_targets(const struct record_opts *o)
 	return 0;
 }
 
-static int open_output(struct recorder *r)
+static int open_outputs(struct recorder *r)
 {
-	if (!r->opts.output) {
-		r->out = stdout;
-		return 0;
+	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
+		struct output *out = &r->outs[i];
+		int err;
+
+		out->spec = &r->opts.outputs[i];
+		if (!out->spec->path) {
+			out->f = stdout;
+			continue;
+		}
+		err = outfile__open(out->spec->path, &out->file);
+		if (err)
+			return err;
+		out->f = out->file.f;
 	}
-	return outfile__open(r->opts.output, &r->outfile) ?: (r->out = r->outfile.f, 0);
+	return 0;
+}
+
+static int write_output(struct recorder *r, struct output *out, const struct profile *prof,
+			const struct folded *lines, const struct folded *plain,
+			const struct rec_info *ri)
+{
+	switch (out->spec->format) {
+	case FORMAT_JSON:
+		return report__json(prof, r->session, r->sym, &r->opts, lines, out->f);
+	case FORMAT_THREADS:
+		return report__threads(prof, out->f);
+	case FORMAT_SVG:
+		return svg__write_recording(lines, prof, &r->opts, ri, out->f);
+	case FORMAT_PPROF:
+		return pprof__write_recording(lines, prof, &r->opts, ri, out->f);
+	default:
+		return folded__write(plain ? plain : lines, out->f);
+	}
+}
+
+/* Write every output; a failed one is named and does not stop the others. */
+static int write_outputs(struct recorder *r, const struct profile *prof, const struct folded *f)
+{
+	struct folded *plain = NULL;
+	struct rec_info ri;
+	int first = 0;
+
+	rec_info__fill(&ri, &r->opts, prof, session__window_start_ns(r->session));
+	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
+		struct output *out = &r->outs[i];
+		int err = 0;
+
+		/* the folded text has no ids: those lines are for the other formats */
+		if (out->spec->format == FORMAT_FOLDED && opts__line_ids(&r->opts) && !plain) {
+			plain = folded__new();
+			err = plain ? rec_line__strip_ids(f, r->opts.tag_leaf, plain) : -ENOMEM;
+		}
+		if (!err)
+			err = write_output(r, out, prof, f, plain, &ri);
+		if (!err && out->f == stdout && fflush(stdout))
+			err = -errno;
+		if (!err && out->file.f)
+			err = outfile__commit(&out->file); /* says what failed */
+		else if (err)
+			pr_err("cannot write %s: %s%s", out->spec->path ? out->spec->path : "to stdout",
+			       strerror(-err), err == -EPIPE ? " (the reader went away)" :
+					       err == -ENOSPC ? " (the disk is full)" : "");
+		if (err && !first)
+			first = err;
+	}
+	folded__free(plain);
+	return first;
 }
 
 /* How CMD ended, in a line of the summary, and the exit status wprof takes from it. */
@@ -336,25 +408,7 @@ static int finish(struct recorder *r, const char *why)
 		pr_err("cannot read the recorded data: %s", strerror(-err));
 		goto out;
 	}
-	switch (r->opts.format) {
-	case FORMAT_JSON:
-		err = report__json(&prof, r->session, r->sym, &r->opts, f, r->out);
-		break;
-	case FORMAT_THREADS:
-		err = report__threads(&prof, r->out);
-		break;
-	default:
-		err = folded__write(f, r->out);
-		break;
-	}
-	if (!err && r->out == stdout && fflush(stdout))
-		err = -errno;
-	if (!err && r->outfile.f)
-		err = outfile__commit(&r->outfile); /* says what failed */
-	else if (err)
-		pr_err("cannot write %s: %s%s", r->opts.output ? r->opts.output : "to stdout",
-		       strerror(-err), err == -EPIPE ? " (the reader went away)" :
-				       err == -ENOSPC ? " (the disk is full)" : "");
+	err = write_outputs(r, &prof, f);
 	/* what was measured is on stderr even when the output could not be written */
 	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
 	report__summary(&prof, r->session, r->sym, stderr);
@@ -380,7 +434,7 @@ int cmd_record(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	err = check_targets(&r.opts);
 	if (!err)
-		err = open_output(&r);
+		err = open_outputs(&r);
 	if (err)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
@@ -473,7 +527,8 @@ out:
 		kill(r.child, SIGTERM);
 		waitpid(r.child, NULL, 0);
 	}
-	outfile__abort(&r.outfile); /* a run that failed leaves the old file */
+	for (size_t i = 0; i < r.opts.nr_outputs; i++)
+		outfile__abort(&r.outs[i].file); /* a run that failed leaves the old file */
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);

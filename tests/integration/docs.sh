@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Every option `wprof record --help` lists is documented in the man page and
-# the README, and the man page and README document no option wprof lacks.
-# Needs no root: it only reads --help.
+# Every option `wprof record --help` and `wprof diff --help` list is
+# documented in the man page and the README, and the man page and README
+# document no option wprof lacks; every command `wprof --help` names is
+# documented in both. Needs no root: it only reads --help.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 [ -x "$WPROF" ] || fatal "no wprof binary at $WPROF"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 help=$("$WPROF" record --help) || fatal "wprof record --help failed"
+diff_help=$("$WPROF" diff --help) || fatal "wprof diff --help failed"
+help="$help
+$diff_help"
 opts=$(printf '%s\n' "$help" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 [ -n "$opts" ] || fatal "no options found in --help"
 # the man page escapes '-' as '\-'
@@ -18,6 +22,10 @@ has() { grep -qE -- "$1([^a-z-]|\$)"; }
 for o in $opts; do
 	check "man page documents $o" has "$o" <<<"$man"
 	check "README documents $o" has "$o" <"$top/README.md"
+done
+for c in $("$WPROF" --help | sed -n 's/^ *\(Usage:\)\{0,1\} *wprof \([a-z]\{1,\}\) .*/\2/p' | sort -u); do
+	check "man page documents wprof $c" grep -q "^\.B wprof $c\$" <<<"$man"
+	check "README documents wprof $c" grep -q "^wprof $c \[OPTIONS\]" "$top/README.md"
 done
 for o in $( (printf '%s\n' "$man"; cat "$top/README.md") | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 	case $o in --colors | --perf-basic-prof) continue ;; esac # other tools' options

@@ -2,7 +2,8 @@
 /*
  * The -p/-t id lists: what `pidof`, `pgrep` and `pgrep -d,` print is
  * accepted as it is; an empty element anywhere is refused with its reason;
- * and cli_parse_record() turns a refused list into -EINVAL (exit 2).
+ * and cli_parse_record() turns a refused list into -EINVAL (exit 2). The
+ * outputs: -o more than once, each in the format its name ends in.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,10 +110,63 @@ static void test_cli_lists(void)
 	cli_free_record(&o);
 }
 
+/* cli_parse_record() of `record ARGS... -a`; 0 or -EINVAL. */
+static int parse_args(struct record_opts *o, char **args)
+{
+	char *argv[24] = { "record" };
+	int argc = 1;
+
+	for (; *args && argc < 22; args++)
+		argv[argc++] = *args;
+	argv[argc++] = "-a";
+	argv[argc] = NULL;
+	return cli_parse_record(argc, argv, o);
+}
+
+/* -o more than once: each file's format from its name, others -f's; stdout when none. */
+static void test_cli_outputs(void)
+{
+	struct record_opts o;
+
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-f", "json", NULL }), 0, "-f json");
+	CHECK(o.nr_outputs == 1 && !o.outputs[0].path && o.outputs[0].format == FORMAT_JSON,
+	      "-f json alone: one output, stdout, json");
+	CHECK(opts__line_ids(&o), "json lines carry pid and tid");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ NULL }), 0, "no -f, no -o");
+	CHECK(o.nr_outputs == 1 && o.outputs[0].format == FORMAT_FOLDED && !opts__line_ids(&o),
+	      "folded to stdout, lines without ids");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "x.svg", "-o", "x.pb.gz", "-o", "x.txt",
+						"-o", "x.folded", "-f", "threads", NULL }),
+		     0, "four -o files");
+	CHECK(o.nr_outputs == 4 && o.outputs[0].format == FORMAT_SVG &&
+	      o.outputs[1].format == FORMAT_PPROF && o.outputs[2].format == FORMAT_THREADS &&
+	      o.outputs[3].format == FORMAT_FOLDED,
+	      "x.svg svg, x.pb.gz pprof, x.txt -f's threads, x.folded folded");
+	CHECK_STREQ(o.output, "x.svg", "the first -o is opts.output");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-f", "pprof", "-o", "p", NULL }), 0, "-f pprof -o p");
+	CHECK(o.outputs[0].format == FORMAT_PPROF, "a name without a known ending takes -f's format");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "a.svg", "-o", "a.svg", NULL }), -EINVAL,
+		     "the same -o twice is refused");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-f", "png", NULL }), -EINVAL,
+		     "-f png is refused");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "1", "-o", "2", "-o", "3", "-o", "4", "-o",
+						"5", "-o", "6", "-o", "7", NULL }),
+		     0, "7 -o files");
+	CHECK_EQ_U64(o.nr_outputs, 7, "7 outputs");
+	cli_free_record(&o);
+}
+
 int main(void)
 {
 	test_id_list_ok();
 	test_id_list_reject();
 	test_cli_lists();
+	test_cli_outputs();
 	return unit_done();
 }

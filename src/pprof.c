@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * profile.proto written by hand: a few varints and length-delimited fields
+ * need no protobuf library. Each table (strings, functions, locations) is
+ * encoded as its entries are made and the parts are joined at the end:
+ * repeated fields may come in any order of field numbers.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pprof.h"
+#include "recline.h"
+#include "strmap.h"
+
+/* Field numbers of profile.proto. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+	MAPPING_ID = 1,
+	MAPPING_FILENAME = 5,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+#define INLINE_SUFFIX "_[i]"
+
+struct pbuf {
+	unsigned char *p;
+	size_t len, cap;
+	bool oom; /* once set, everything else is a no-op: checked once at the end */
+};
+
+static void pb_put(struct pbuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *p;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static void pb_varint(struct pbuf *b, __u64 v)
+{
+	unsigned char buf[10];
+	size_t n = 0;
+
+	do {
+		buf[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	pb_put(b, buf, n);
+}
+
+static void pb_uint(struct pbuf *b, int field, __u64 v)
+{
+	pb_varint(b, (__u64)field << 3 | WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pbuf *b, int field, const void *data, size_t len)
+{
+	pb_varint(b, (__u64)field << 3 | WIRE_LEN);
+	pb_varint(b, len);
+	pb_put(b, data, len);
+}
+
+/* A sub-message built in @sub, which is emptied for the next one. */
+static void pb_msg(struct pbuf *b, int field, struct pbuf *sub)
+{
+	pb_bytes(b, field, sub->p, sub->len);
+	b->oom |= sub->oom;
+	sub->len = 0;
+}
+
+struct pprof {
+	const struct profile *p;
+	bool tag_leaf, ids;
+	struct pbuf samples, locations, functions, strings;
+	/* scratch, one per message that may be built while another one is */
+	struct pbuf fn, loc, loc_line, sample, label, packed;
+	struct strmap *string_ids, *function_ids, *location_ids;
+	__u64 *stack; /* location ids of the current sample, leaf first */
+	size_t nr_stack, cap_stack;
+	int err;
+};
+
+/* The index of @s in the string table, adding it when new. */
+static __u64 str_id(struct pprof *pp, const char *s, size_t len)
+{
+	__u64 id;
+	int ret = strmap__intern(pp->string_ids, s, len, strmap__nr(pp->string_ids), &id);
+
+	if (ret < 0)
+		pp->err = ret;
+	if (ret == 1)
+		pb_bytes(&pp->strings, PROFILE_STRING_TABLE, s, len);
+	return id;
+}
+
+static __u64 cstr_id(struct pprof *pp, const char *s)
+{
+	return str_id(pp, s, strlen(s));
+}
+
+static bool inlined(const char *s, size_t len)
+{
+	size_t n = strlen(INLINE_SUFFIX);
+
+	return len > n && !memcmp(s + len - n, INLINE_SUFFIX, n);
+}
+
+static __u64 function_id(struct pprof *pp, const char *name, size_t len)
+{
+	size_t shown = inlined(name, len) ? len - strlen(INLINE_SUFFIX) : len;
+	__u64 id, next = strmap__nr(pp->function_ids) + 1; /* ids start at 1 */
+	int ret = strmap__intern(pp->function_ids, name, shown, next, &id);
+
+	if (ret < 0)
+		pp->err = ret;
+	if (ret == 1) {
+		__u64 name_id = str_id(pp, name, shown);
+
+		pb_uint(&pp->fn, FUNCTION_ID, id);
+		pb_uint(&pp->fn, FUNCTION_NAME, name_id);
+		pb_uint(&pp->fn, FUNCTION_SYSTEM_NAME, name_id);
+		pb_msg(&pp->functions, PROFILE_FUNCTION, &pp->fn);
+	}
+	return id;
+}
+
+/*
+ * The location of the frames @s (@len bytes, ';'-joined): a function and
+ * the calls inlined into it, innermost last. Its lines go innermost first.
+ */
+static __u64 location_id(struct pprof *pp, const char *s, size_t len)
+{
+	__u64 id, next = strmap__nr(pp->location_ids) + 1;
+	int ret = strmap__intern(pp->location_ids, s, len, next, &id);
+	const char *end = s + len;
+
+	if (ret < 0)
+		pp->err = ret;
+	if (ret != 1)
+		return id;
+	pb_uint(&pp->loc, LOCATION_ID, id);
+	pb_uint(&pp->loc, LOCATION_MAPPING_ID, 1);
+	while (end > s) {
+		const char *semi = memrchr(s, ';', end - s), *name = semi ? semi + 1 : s;
+		__u64 fid = function_id(pp, name, end - name);
+
+		pb_uint(&pp->loc_line, LINE_FUNCTION_ID, fid);
+		pb_msg(&pp->loc, LOCATION_LINE, &pp->loc_line);
+		end = semi ? semi : s;
+	}
+	pb_msg(&pp->locations, PROFILE_LOCATION, &pp->loc);
+	return id;
+}
+
+static int push_location(struct pprof *pp, __u64 id)
+{
+	if (pp->nr_stack == pp->cap_stack) {
+		size_t cap = pp->cap_stack ? 2 * pp->cap_stack : 256;
+		__u64 *s = realloc(pp->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		pp->stack = s;
+		pp->cap_stack = cap;
+	}
+	pp->stack[pp->nr_stack++] = id;
+	return 0;
+}
+
+/*
+ * The locations of @body (@len bytes), root first, into pp->stack: each
+ * frame with the frames inlined into it, which follow it, as one.
+ */
+static int body_locations(struct pprof *pp, const char *body, size_t len)
+{
+	const char *p = body, *end = body + len;
+
+	while (p < end) {
+		const char *start = p, *stop;
+		int err;
+
+		do {
+			const char *semi = memchr(p, ';', end - p);
+
+			stop = semi ? semi : end;
+			p = semi ? semi + 1 : end;
+		} while (p < end && inlined(p, (const char *)(memchr(p, ';', end - p) ?: end) - p));
+		err = push_location(pp, location_id(pp, start, stop - start));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void label_str(struct pprof *pp, const char *key, const char *s, size_t len)
+{
+	pb_uint(&pp->label, LABEL_KEY, cstr_id(pp, key));
+	pb_uint(&pp->label, LABEL_STR, str_id(pp, s, len));
+	pb_msg(&pp->sample, SAMPLE_LABEL, &pp->label);
+}
+
+static void label_num(struct pprof *pp, const char *key, __u64 v)
+{
+	pb_uint(&pp->label, LABEL_KEY, cstr_id(pp, key));
+	pb_uint(&pp->label, LABEL_NUM, v);
+	pb_msg(&pp->sample, SAMPLE_LABEL, &pp->label);
+}
+
+static const char *state_of(enum rec_kind k)
+{
+	static const char *const states[REC_KIND_CNT] = {
+		[REC_ON_CPU] = "on-cpu", [REC_SLEEP] = "sleep", [REC_DISK] = "disk",
+		[REC_RUNQ] = "runqueue", [REC_OFF] = "off-cpu", [REC_OTHER] = "unknown",
+	};
+
+	return states[k];
+}
+
+static int add_sample(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct pprof *pp = ctx;
+	const struct thread_acct *t;
+	struct rec_line rl;
+	__u64 ns = weight * 1000;
+	int err;
+
+	if (rec_line__split(line, pp->tag_leaf, pp->ids, &rl))
+		return -EINVAL;
+	pp->nr_stack = 0;
+	err = rl.body.len ? body_locations(pp, rl.body.s, rl.body.len) :
+			    push_location(pp, location_id(pp, "[no stack]", 10));
+	if (err)
+		return err;
+	/* location ids go leaf first */
+	for (size_t i = pp->nr_stack; i-- > 0;)
+		pb_varint(&pp->packed, pp->stack[i]);
+	pb_msg(&pp->sample, SAMPLE_LOCATION_ID, &pp->packed);
+	pb_varint(&pp->packed, ns);
+	pb_varint(&pp->packed, rl.kind == REC_ON_CPU ? ns : 0);
+	pb_varint(&pp->packed, rl.kind == REC_ON_CPU ? 0 : ns);
+	pb_msg(&pp->sample, SAMPLE_VALUE, &pp->packed);
+	label_str(pp, "state", state_of(rl.kind), strlen(state_of(rl.kind)));
+	label_str(pp, "thread", rl.comm.s, rl.comm.len);
+	t = pp->ids ? rec_info__thread(pp->p, rl.tid) : NULL;
+	if (t && t->pcomm[0])
+		label_str(pp, "process", t->pcomm, strlen(t->pcomm));
+	if (pp->ids) {
+		label_num(pp, "pid", rl.pid);
+		label_num(pp, "tid", rl.tid);
+	}
+	pb_msg(&pp->samples, PROFILE_SAMPLE, &pp->sample);
+	return pp->err;
+}
+
+static void value_type(struct pprof *pp, struct pbuf *out, int field, const char *type,
+		       const char *unit)
+{
+	pb_uint(&pp->label, VALUE_TYPE_TYPE, cstr_id(pp, type));
+	pb_uint(&pp->label, VALUE_TYPE_UNIT, cstr_id(pp, unit));
+	pb_msg(out, field, &pp->label);
+}
+
+/* The whole message, gzip-compressed (zlib's gzip wrapper: windowBits 15 + 16), to @f. */
+static int write_gzip(const struct pbuf *b, FILE *f)
+{
+	z_stream z = {};
+	unsigned char *out;
+	uLong bound;
+	int ret;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&z, b->len);
+	out = malloc(bound);
+	if (!out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = b->p;
+	z.avail_in = b->len;
+	z.next_out = out;
+	z.avail_out = bound;
+	ret = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		free(out);
+		return -EIO;
+	}
+	ret = fwrite(out, 1, z.total_out, f) == z.total_out && !fflush(f) && !ferror(f) ? 0 :
+	      errno ? -errno : -EIO;
+	free(out);
+	return ret;
+}
+
+int pprof__write_recording(const struct folded *lines, const struct profile *p,
+			   const struct record_opts *o, const struct rec_info *ri, FILE *f)
+{
+	struct pprof pp = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
+	struct pbuf head = {}, all = {};
+	char comment[700];
+	int err;
+
+	pp.string_ids = strmap__new();
+	pp.function_ids = strmap__new();
+	pp.location_ids = strmap__new();
+	if (!pp.string_ids || !pp.function_ids || !pp.location_ids) {
+		err = -ENOMEM;
+		goto out;
+	}
+	cstr_id(&pp, ""); /* string 0 is always "" */
+	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "wall", "nanoseconds");
+	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "oncpu", "nanoseconds");
+	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
+	/*
+	 * One mapping for every location, already symbolized (has_functions),
+	 * so that pprof neither looks for binaries nor warns it has none.
+	 */
+	pb_uint(&pp.fn, MAPPING_ID, 1);
+	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
+	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
+	if (o->inlines)
+		pb_uint(&pp.fn, MAPPING_HAS_INLINE_FRAMES, 1);
+	pb_msg(&head, PROFILE_MAPPING, &pp.fn);
+	err = folded__for_each(lines, add_sample, &pp);
+	if (err)
+		goto out;
+	pb_uint(&head, PROFILE_TIME_NANOS, ri->start_ns);
+	pb_uint(&head, PROFILE_DURATION_NANOS, ri->window_ns);
+	value_type(&pp, &head, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	pb_uint(&head, PROFILE_PERIOD, ri->period_ns);
+	snprintf(comment, sizeof(comment), "wprof: wall-clock time of %s", ri->target);
+	pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
+	snprintf(comment, sizeof(comment), "on-CPU time from the scheduler's switches, split "
+		 "across stacks by samples at %llu Hz; off-CPU time from every switch",
+		 (unsigned long long)ri->freq_hz);
+	pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
+	pb_uint(&head, PROFILE_DEFAULT_SAMPLE_TYPE, cstr_id(&pp, "wall"));
+	err = pp.err;
+	if (err)
+		goto out;
+	pb_put(&all, head.p, head.len);
+	pb_put(&all, pp.samples.p, pp.samples.len);
+	pb_put(&all, pp.locations.p, pp.locations.len);
+	pb_put(&all, pp.functions.p, pp.functions.len);
+	pb_put(&all, pp.strings.p, pp.strings.len);
+	/* a sub-message's oom reached its parent in pb_msg() */
+	if (all.oom || head.oom || pp.samples.oom || pp.locations.oom || pp.functions.oom ||
+	    pp.strings.oom) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = write_gzip(&all, f);
+out:
+	free(head.p);
+	free(all.p);
+	free(pp.samples.p);
+	free(pp.locations.p);
+	free(pp.functions.p);
+	free(pp.strings.p);
+	free(pp.fn.p);
+	free(pp.loc.p);
+	free(pp.loc_line.p);
+	free(pp.sample.p);
+	free(pp.label.p);
+	free(pp.packed.p);
+	free(pp.stack);
+	strmap__free(pp.string_ids);
+	strmap__free(pp.function_ids);
+	strmap__free(pp.location_ids);
+	return err;
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recline.h"
+
+static const struct {
+	const char *tag, *label;
+} kinds[REC_KIND_CNT] = {
+	[REC_ON_CPU] = { "on-cpu", "on-CPU" },
+	[REC_SLEEP] = { "off-cpu:sleep", "sleep" },
+	[REC_DISK] = { "off-cpu:disk", "disk" },
+	[REC_RUNQ] = { "off-cpu:runqueue", "runqueue" },
+	[REC_OFF] = { "off-cpu", "off-CPU" },
+	[REC_OTHER] = { "", "other" },
+};
+
+const char *rec_kind__tag(enum rec_kind k)
+{
+	return k < REC_KIND_CNT ? kinds[k].tag : "";
+}
+
+const char *rec_kind__label(enum rec_kind k)
+{
+	return k < REC_KIND_CNT ? kinds[k].label : "other";
+}
+
+enum rec_kind rec_kind__of(const char *name, size_t len)
+{
+	for (int k = 0; k < REC_OTHER; k++)
+		if (strlen(kinds[k].tag) == len && !memcmp(kinds[k].tag, name, len))
+			return k;
+	return REC_OTHER;
+}
+
+/* The frame at *p (up to ';' or the end), and *p moved past it. */
+static struct rec_span next_frame(const char **p, const char *end)
+{
+	const char *semi = memchr(*p, ';', end - *p);
+	struct rec_span f = { *p, (semi ? semi : end) - *p };
+
+	*p = semi ? semi + 1 : end;
+	return f;
+}
+
+static int parse_id(struct rec_span f, __u32 *id)
+{
+	__u64 v = 0;
+
+	if (!f.len || f.len > 10)
+		return -EINVAL;
+	for (size_t i = 0; i < f.len; i++) {
+		if (f.s[i] < '0' || f.s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (f.s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+int rec_line__split(const char *line, bool tag_leaf, bool ids, struct rec_line *out)
+{
+	const char *p = line, *end = line + strlen(line);
+	struct rec_span f;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = REC_OTHER;
+	if (p == end)
+		return -EINVAL;
+	if (tag_leaf) {
+		const char *last = memrchr(line, ';', end - line);
+
+		f.s = last ? last + 1 : line;
+		f.len = end - f.s;
+		out->kind = rec_kind__of(f.s, f.len);
+		if (out->kind != REC_OTHER) {
+			out->tag = f;
+			end = last ? last : line;
+		}
+	} else {
+		const char *q = p;
+
+		f = next_frame(&q, end);
+		out->kind = rec_kind__of(f.s, f.len);
+		if (out->kind != REC_OTHER) {
+			out->tag = f;
+			p = q;
+		}
+	}
+	if (ids && out->kind != REC_OTHER) {
+		if (p >= end || parse_id(next_frame(&p, end), &out->pid) || p >= end ||
+		    parse_id(next_frame(&p, end), &out->tid))
+			return -EINVAL;
+	}
+	if (p >= end)
+		return -EINVAL; /* nothing but a tag and ids */
+	out->comm = next_frame(&p, end);
+	out->body.s = p;
+	out->body.len = end > p ? end - p : 0;
+	return 0;
+}
+
+int rec_line__for_each_frame(const char *s, size_t len,
+			     int (*fn)(const char *frame, size_t len, void *ctx), void *ctx)
+{
+	const char *p = s, *end = s + len;
+	int err = 0;
+
+	while (p < end && !err) {
+		struct rec_span f = next_frame(&p, end);
+
+		err = fn(f.s, f.len, ctx);
+	}
+	return err;
+}
+
+struct strip_ctx {
+	struct folded *out;
+	bool tag_leaf;
+	char *buf;
+	size_t cap;
+	const char **frames;
+	size_t cap_frames;
+};
+
+static int strip_one(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct strip_ctx *c = ctx;
+	size_t len = strlen(line), nr = 0, skip_from, skip_to;
+	char *p;
+
+	if (len + 1 > c->cap) {
+		char *b = realloc(c->buf, len + 1);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = len + 1;
+	}
+	memcpy(c->buf, line, len + 1);
+	/* at most len / 2 + 1 frames */
+	if (len / 2 + 2 > c->cap_frames) {
+		const char **f = realloc(c->frames, (len / 2 + 2) * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		c->frames = f;
+		c->cap_frames = len / 2 + 2;
+	}
+	for (p = c->buf;; p++) {
+		c->frames[nr++] = p;
+		p = strchr(p, ';');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	/* the ids follow the tag, or start the line with the tag at the leaf */
+	skip_from = c->tag_leaf ? 0 : 1;
+	skip_to = skip_from + 2;
+	if (nr <= skip_to)
+		return -EINVAL;
+	memmove(&c->frames[skip_from], &c->frames[skip_to], (nr - skip_to) * sizeof(*c->frames));
+	return folded__add_stats(c->out, c->frames, nr - 2, weight, count, max);
+}
+
+int rec_line__strip_ids(const struct folded *in, bool tag_leaf, struct folded *out)
+{
+	struct strip_ctx c = { .out = out, .tag_leaf = tag_leaf };
+	int err = folded__for_each(in, strip_one, &c);
+
+	free(c.buf);
+	free(c.frames);
+	return err;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "svg.h"
+#include "svg_js.h" /* svg_js[]: src/svg.js as a C string (see the Makefile) */
+#include "util.h"
+
+#define WIDTH 1200     /* px, as flamegraph.pl's default */
+#define PAD 10
+#define FRAME_H 16
+#define FONT_PX 12
+/* DejaVu Sans Mono and Liberation Mono advance 0.6 em: a little more, so that labels fit */
+#define CHAR_W 7.25
+#define MIN_PX 0.1     /* narrower frames are not drawn: nobody could see them */
+#define TOP 112        /* y of the deepest frames' row */
+
+/* The colour families, in HSL: hue from + up to span, by a hash of the name. */
+struct family {
+	int hue, hue_span, sat, light, light_span;
+};
+
+static const struct family families[REC_KIND_CNT] = {
+	[REC_ON_CPU] = { 0, 45, 85, 55, 8 },   /* warm: red to yellow */
+	[REC_SLEEP] = { 200, 25, 65, 58, 12 }, /* blue */
+	[REC_DISK] = { 270, 25, 50, 58, 12 },  /* purple */
+	[REC_RUNQ] = { 90, 40, 50, 50, 12 },   /* green */
+	[REC_OFF] = { 180, 15, 50, 55, 12 },   /* teal: off-CPU, states not told apart */
+	[REC_OTHER] = { 35, 15, 15, 62, 10 },  /* greige: no tag */
+};
+static const struct family idle_family = { 210, 0, 10, 72, 10 }; /* grey */
+
+struct writer {
+	FILE *f;
+	const struct flame *fl;
+	const struct svg_opts *so;
+	double scale;      /* px per unit of width */
+	__u64 total;       /* the root's width */
+	double max_delta;  /* diff: the largest change of a frame's share, in points */
+	size_t drawn, left_out;
+};
+
+void svg__fmt_us(char *buf, size_t size, __u64 us)
+{
+	if (us < 1000)
+		snprintf(buf, size, "%llu \u00b5s", (unsigned long long)us);
+	else if (us < 1000000)
+		snprintf(buf, size, "%.3f ms", us / 1e3);
+	else
+		snprintf(buf, size, "%.3f s", us / 1e6);
+}
+
+/* Length of the valid UTF-8 character at @s (@n bytes left), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	__u32 cp;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] < 0xe0)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] < 0xf0)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] < 0xf5)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong, surrogates, beyond Unicode, and what XML does not allow */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return len;
+}
+
+/*
+ * @s as XML character data or attribute value: markup characters escaped,
+ * bytes that are not UTF-8 (a frame name may hold any byte but ';' and
+ * controls) replaced by U+FFFD, as a parser would refuse the whole file.
+ */
+static void put_xml(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len(u + i, len - i);
+
+		if (!n) {
+			fputs("\xef\xbf\xbd", f);
+			i++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(u + i, 1, n, f);
+		} else if (u[i] == '&') {
+			fputs("&amp;", f);
+		} else if (u[i] == '<') {
+			fputs("&lt;", f);
+		} else if (u[i] == '>') {
+			fputs("&gt;", f);
+		} else if (u[i] == '"') {
+			fputs("&quot;", f);
+		} else if (u[i] == '\'') {
+			fputs("&apos;", f);
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			fputc('_', f); /* folded__sanitize() leaves none; a diff's input might */
+		} else {
+			fputc(u[i], f);
+		}
+		i += n;
+	}
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	put_xml(f, s, strlen(s));
+}
+
+/*
+ * The label that fits in @w px: the name, or its first characters and ".."
+ * (the same rule as fit() in svg.js); empty when not three characters fit.
+ */
+static void put_label(FILE *f, const char *name, double w)
+{
+	long fit = (long)((w - 6) / CHAR_W), chars = 0;
+	size_t len = strlen(name), cut = 0;
+
+	if (fit < 3)
+		return;
+	for (size_t i = 0; i < len; chars++) {
+		size_t n = utf8_len((const unsigned char *)name + i, len - i);
+
+		i += n ? n : 1;
+		if (chars + 1 == fit - 2)
+			cut = i;
+	}
+	if (chars <= fit) {
+		put_xml(f, name, len);
+		return;
+	}
+	put_xml(f, name, cut);
+	fputs("..", f);
+}
+
+static void colour(char *buf, size_t size, const struct family *fam, const char *name, bool pale)
+{
+	__u64 h = name ? hmap__hash_bytes(name, strlen(name)) : 0x80008000ULL;
+	double v1 = (h & 0xffff) / 65535.0, v2 = ((h >> 16) & 0xffff) / 65535.0;
+	int light = fam->light + (int)(fam->light_span * v2) + (pale ? 15 : 0);
+
+	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", fam->hue + (int)(fam->hue_span * v1), fam->sat,
+		 light > 92 ? 92 : light);
+}
+
+static double share(__u64 part, __u64 whole)
+{
+	return whole ? (double)part / whole : 0;
+}
+
+/* diff: how much a frame's share grew (negative: shrank), in points; in us with absolute. */
+static double delta(const struct writer *w, const struct flame_node *n)
+{
+	const struct flame_node *root = &w->fl->nodes[0];
+
+	if (w->so->absolute)
+		return (double)n->total - (double)n->before;
+	return 100 * (share(n->total, root->total) - share(n->before, root->before));
+}
+
+static void fill_of(const struct writer *w, const struct flame_node *n, char *buf, size_t size)
+{
+	if (w->so->diff) {
+		double d = delta(w, n), t = w->max_delta > 0 ? (d < 0 ? -d : d) / w->max_delta : 0;
+
+		if (!n->total)
+			snprintf(buf, size, "url(#gone)");
+		else if (d == 0 || t < 0.005)
+			snprintf(buf, size, "hsl(0,0%%,94%%)");
+		else
+			snprintf(buf, size, "hsl(%d,85%%,%d%%)", d > 0 ? 0 : 220, 96 - (int)(44 * t));
+		return;
+	}
+	if (n == w->fl->nodes)
+		snprintf(buf, size, "hsl(0,0%%,80%%)");
+	else
+		colour(buf, size, n->idle ? &idle_family : &families[flame__kind(n)], n->name,
+		       n->waker);
+}
+
+static void put_tooltip(const struct writer *w, const struct flame_node *n)
+{
+	const struct flame_node *root = &w->fl->nodes[0];
+	FILE *f = w->f;
+	char t[64];
+	int kinds = 0;
+
+	put_str(f, n->name);
+	if (w->so->diff) {
+		svg__fmt_us(t, sizeof(t), n->total);
+		fprintf(f, " (%.2f%% \u2192 %.2f%%, ", 100 * share(n->before, root->before),
+			100 * share(n->total, root->total));
+		if (w->so->absolute)
+			fprintf(f, "%+.3f ms", delta(w, n) / 1e3);
+		else
+			fprintf(f, "%+.2f points", delta(w, n));
+		fprintf(f, "; %s in AFTER)%s", t, n->total ? "" : " [only in BEFORE]");
+		return;
+	}
+	svg__fmt_us(t, sizeof(t), n->total);
+	fprintf(f, " (%s, %.2f%%", t, 100 * share(n->total, root->total));
+	for (int k = 0; k < REC_KIND_CNT; k++)
+		kinds += n->w[k] > 0;
+	for (int k = 0; kinds > 1 && k < REC_KIND_CNT; k++) {
+		if (!n->w[k])
+			continue;
+		svg__fmt_us(t, sizeof(t), n->w[k]);
+		fprintf(f, "%s %s %s", k == (int)flame__kind(n) ? ":" : ",", rec_kind__label(k), t);
+	}
+	fputc(')', f);
+	if (n->idle)
+		fputs(" [idle thread]", f);
+	if (n->waker)
+		fputs(" [waker]", f);
+}
+
+static void draw(struct writer *w, __u32 idx, __u64 x)
+{
+	const struct flame_node *n = &w->fl->nodes[idx];
+	__u64 width = flame__width(n);
+	double px = width * w->scale, left = PAD + x * w->scale;
+	int y = TOP + (w->fl->max_depth - n->depth) * FRAME_H;
+	char fill[64];
+
+	if (px < MIN_PX) {
+		w->left_out++;
+		return;
+	}
+	w->drawn++;
+	fill_of(w, n, fill, sizeof(fill));
+	fprintf(w->f, "<g class=\"f\" data-n=\"");
+	put_str(w->f, n->name);
+	fprintf(w->f, "\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\"><title>",
+		(unsigned long long)x, (unsigned long long)width, n->depth);
+	put_tooltip(w, n);
+	fprintf(w->f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>"
+		"<text x=\"%.2f\" y=\"%.1f\">", left, y, px, FRAME_H - 1, fill, left + 3,
+		y + FRAME_H - 4.5);
+	put_label(w->f, n->name, px);
+	fprintf(w->f, "</text></g>\n");
+	for (__u32 c = n->first_child; c != FLAME_NONE; c = w->fl->nodes[c].next_sibling) {
+		draw(w, c, x);
+		x += flame__width(&w->fl->nodes[c]);
+	}
+}
+
+static void max_delta(struct writer *w)
+{
+	for (size_t i = 1; i < w->fl->nr; i++) {
+		double d = delta(w, &w->fl->nodes[i]);
+
+		if (d < 0)
+			d = -d;
+		if (d > w->max_delta)
+			w->max_delta = d;
+	}
+}
+
+/* One legend entry from @x: a swatch and its text; returns the x of the next. */
+static double legend_entry(struct writer *w, double x, int y, const char *fill, const char *attrs,
+			   const char *text)
+{
+	fprintf(w->f, "<g class=\"legend\" %s><rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" "
+		"fill=\"%s\"/><text x=\"%.1f\" y=\"%d\">", attrs, x, y - 10, fill, x + 16, y);
+	put_str(w->f, text);
+	fprintf(w->f, "</text></g>\n");
+	return x + 16 + strlen(text) * CHAR_W + 24;
+}
+
+static void legend(struct writer *w)
+{
+	const struct flame *fl = w->fl;
+	const struct flame_node *root = &fl->nodes[0];
+	char fill[64], attrs[128], text[160], t[64];
+	double x = PAD;
+
+	for (int k = 0; k < REC_KIND_CNT; k++) {
+		/* the four kinds always, so that a missing one shows as 0 */
+		if (k >= REC_OFF && !fl->kind_total[k] && !fl->kind_before[k])
+			continue;
+		colour(fill, sizeof(fill), &families[k], NULL, false);
+		snprintf(attrs, sizeof(attrs),
+			 "data-kind=\"%s\" data-us=\"%llu\" data-before-us=\"%llu\"",
+			 k == REC_OTHER ? "other" : rec_kind__tag(k),
+			 (unsigned long long)fl->kind_total[k], (unsigned long long)fl->kind_before[k]);
+		svg__fmt_us(t, sizeof(t), fl->kind_total[k]);
+		if (w->so->diff)
+			snprintf(text, sizeof(text), "%s %.1f%% \u2192 %.1f%%", rec_kind__label(k),
+				 100 * share(fl->kind_before[k], root->before),
+				 100 * share(fl->kind_total[k], root->total));
+		else
+			snprintf(text, sizeof(text), "%s %s (%.1f%%)", rec_kind__label(k), t,
+				 100 * share(fl->kind_total[k], root->total));
+		x = legend_entry(w, x, 64, fill, attrs, text);
+	}
+	x = PAD;
+	if (w->so->diff) {
+		x = legend_entry(w, x, 82, "hsl(0,85%,60%)", "", "share grew");
+		x = legend_entry(w, x, 82, "hsl(220,85%,60%)", "", "share shrank");
+		legend_entry(w, x, 82, "url(#gone)", "", "only in BEFORE (drawn as wide as it was)");
+		return;
+	}
+	if (fl->idle_total) {
+		colour(fill, sizeof(fill), &idle_family, NULL, false);
+		snprintf(attrs, sizeof(attrs), "data-idle-us=\"%llu\" data-idle-threads=\"%zu\"",
+			 (unsigned long long)fl->idle_total, w->so->idle_threads);
+		svg__fmt_us(t, sizeof(t), fl->idle_total);
+		snprintf(text, sizeof(text), "idle threads (%zu, asleep >= 99.9%% of the time) %s "
+			 "(%.1f%%)", w->so->idle_threads, t, 100 * share(fl->idle_total, root->total));
+		legend_entry(w, x, 82, fill, attrs, text);
+	}
+}
+
+static void header(struct writer *w, int height)
+{
+	FILE *f = w->f;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\" data-width=\"%d\" data-pad=\"%d\" "
+		"data-char-width=\"%.2f\" data-total=\"%llu\" data-total-us=\"%llu\" "
+		"data-diff=\"%d\">\n", WIDTH, height, WIDTH, height, WIDTH, PAD, CHAR_W,
+		(unsigned long long)w->total, (unsigned long long)w->fl->nodes[0].total,
+		w->so->diff);
+	fprintf(f, "<defs><pattern id=\"gone\" width=\"6\" height=\"6\" "
+		"patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+		"<rect width=\"6\" height=\"6\" fill=\"hsl(220,60%%,95%%)\"/>"
+		"<rect width=\"2\" height=\"6\" fill=\"hsl(220,70%%,78%%)\"/></pattern></defs>\n");
+	fprintf(f, "<style>\n"
+		"text { font-family: \"DejaVu Sans Mono\", \"Liberation Mono\", Menlo, Consolas, "
+		"monospace; font-size: %dpx; fill: #000; }\n"
+		"#title { font-size: 16px; font-weight: bold; text-anchor: middle; }\n"
+		"#subtitle { fill: #555; text-anchor: middle; }\n"
+		"#matched { text-anchor: end; }\n"
+		"#reset { cursor: pointer; fill: #06c; }\n"
+		"g.f { cursor: pointer; }\n"
+		"g.f text { pointer-events: none; }\n"
+		"g.f rect { stroke: #fff; stroke-width: 0.5; }\n"
+		"g.f:hover rect { stroke: #000; stroke-width: 1; }\n"
+		"g.m rect { fill: hsl(300,100%%,45%%); }\n"
+		"g.a { opacity: 0.55; }\n"
+		".hide { display: none; }\n"
+		"input { width: 100%%; box-sizing: border-box; font: %dpx monospace; }\n"
+		"</style>\n", FONT_PX, FONT_PX);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fafafa\"/>\n");
+}
+
+static void put_centred(struct writer *w, const char *id, int y, const char *s, double char_w)
+{
+	size_t fit = (WIDTH - 2 * PAD) / char_w, len = strlen(s);
+
+	fprintf(w->f, "<text id=\"%s\" x=\"%d\" y=\"%d\">", id, WIDTH / 2, y);
+	if (len <= fit) {
+		put_str(w->f, s);
+	} else {
+		/* back to a character's start, then "..." */
+		while (fit > 3 && ((unsigned char)s[fit - 3] & 0xc0) == 0x80)
+			fit--;
+		put_xml(w->f, s, fit - 3);
+		fputs("...", w->f);
+	}
+	fprintf(w->f, "</text>\n");
+}
+
+int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
+{
+	struct writer w = { .f = f, .fl = fl, .so = so };
+	int frames_h = (fl->max_depth + 1) * FRAME_H;
+	int height = TOP + frames_h + 30;
+
+	w.total = flame__width(&fl->nodes[0]);
+	w.scale = w.total ? (double)(WIDTH - 2 * PAD) / w.total : 0;
+	if (so->diff)
+		max_delta(&w);
+	header(&w, height);
+	put_centred(&w, "title", 24, so->title ? so->title : "wprof", 9.7);
+	put_centred(&w, "subtitle", 42, so->subtitle ? so->subtitle : "", CHAR_W);
+	legend(&w);
+	fprintf(f, "<text id=\"reset\" class=\"hide\" x=\"%d\" y=\"102\">Reset zoom</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"102\"></text>\n"
+		"<foreignObject x=\"%d\" y=\"86\" width=\"240\" height=\"24\">"
+		"<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
+		"placeholder=\"search (regex), / or Ctrl-F\" spellcheck=\"false\"/></foreignObject>\n",
+		PAD, WIDTH - PAD - 250, WIDTH - PAD - 240);
+	fprintf(f, "<g id=\"frames\">\n");
+	if (w.total)
+		draw(&w, 0, 0);
+	fprintf(f, "</g>\n<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", PAD,
+		TOP + frames_h + 16);
+	if (w.left_out)
+		fprintf(f, "<text id=\"leftout\" x=\"%d\" y=\"%d\" style=\"text-anchor: end; "
+			"fill: #777\">%zu frames narrower than %.1f px not drawn, nor what they "
+			"call</text>\n",
+			WIDTH - PAD, TOP + frames_h + 16, w.left_out, MIN_PX);
+	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", svg_js);
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Asleep at least 99.9% of its time: a pool thread waiting for work. */
+static bool idle_thread(const struct thread_acct *t)
+{
+	__u64 busy = t->on_ns + t->off_ns[WPROF_OFF_RUNQ] + t->off_ns[WPROF_OFF_DISK];
+
+	return t->selected && t->wall_ns && busy * 1000 <= t->wall_ns;
+}
+
+struct rec_ctx {
+	struct flame *fl;
+	const struct profile *p;
+	bool tag_leaf, ids;
+	char *buf;
+	size_t cap;
+};
+
+/* A line of the recording, without its ids, into the tree. */
+static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct rec_ctx *c = ctx;
+	const struct thread_acct *t;
+	struct rec_line rl;
+	size_t len = strlen(line) + 1, n;
+	bool idle;
+
+	if (rec_line__split(line, c->tag_leaf, c->ids, &rl))
+		return -EINVAL;
+	if (len > c->cap) {
+		char *b = realloc(c->buf, len);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = len;
+	}
+	t = c->ids ? rec_info__thread(c->p, rl.tid) : NULL;
+	idle = t && idle_thread(t);
+	if (c->tag_leaf)
+		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.comm.len, rl.comm.s,
+			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s,
+			     rl.tag.len ? ";" : "", (int)rl.tag.len, rl.tag.s);
+	else
+		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.tag.len, rl.tag.s,
+			     rl.tag.len ? ";" : "", (int)rl.comm.len, rl.comm.s,
+			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s);
+	return flame__add(c->fl, c->buf, n, rl.kind,
+			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0, 0);
+}
+
+int svg__write_recording(const struct folded *lines, const struct profile *p,
+			 const struct record_opts *o, const struct rec_info *ri, FILE *f)
+{
+	struct rec_ctx c = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
+	struct svg_opts so = {};
+	char title[600], subtitle[256], date[64], win[64];
+	int err;
+
+	c.fl = flame__new();
+	if (!c.fl)
+		return -ENOMEM;
+	err = folded__for_each(lines, add_line, &c);
+	if (!err)
+		err = flame__finish(c.fl);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < p->nr_threads; i++)
+		so.idle_threads += idle_thread(&p->threads[i]);
+	rec_info__date(ri, date, sizeof(date));
+	svg__fmt_us(win, sizeof(win), ri->window_ns / 1000);
+	snprintf(title, sizeof(title), "wprof: wall-clock time of %s", ri->target);
+	snprintf(subtitle, sizeof(subtitle), "%s from %s; on-CPU sampled at %llu Hz; "
+		 "%zu threads", win, date, (unsigned long long)ri->freq_hz,
+		 (size_t)(p->nr_threads - p->threads_left_out));
+	so.title = title;
+	so.subtitle = subtitle;
+	err = svg__write(c.fl, &so, f);
+out:
+	free(c.buf);
+	flame__free(c.fl);
+	return err;
+}

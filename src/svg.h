@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A flame graph as one self-contained SVG: every frame drawn (those under a
+ * tenth of a pixel left out, as flamegraph.pl leaves them out), with its
+ * tooltip; the kinds of time in colour families (on-CPU warm, sleep blue,
+ * disk purple, runqueue green), idle threads grey; a legend with each
+ * kind's total and share; and a script (src/svg.js, embedded) for zoom,
+ * search and details. No network, no external file.
+ *
+ * A diff graph colours frames by how their share changed instead: red
+ * grown, blue shrunk, the deeper the more; what only BEFORE had is striped.
+ *
+ * The totals are in the document for scripts: the <svg> element's
+ * data-total-us (the weight of the whole graph; AFTER's in a diff) and each
+ * legend entry's data-kind and data-us (data-before-us in a diff).
+ */
+#ifndef WPROF_SVG_H
+#define WPROF_SVG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "flame.h"
+#include "folded.h"
+#include "opts.h"
+#include "profile.h"
+#include "recinfo.h"
+
+struct svg_opts {
+	const char *title;
+	const char *subtitle;
+	bool diff;           /* colour by change (the tree has BEFORE's weights) */
+	bool absolute;       /* diff: by the change of time, not of share */
+	size_t idle_threads; /* how many threads the idle frames are of */
+};
+
+/* Write @fl (flame__finish()ed). 0, or -errno when writing failed. */
+int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f);
+
+/*
+ * The flame graph of a recording: @lines as profile__build() made them for
+ * @o (with ids: opts__line_ids()), the threads of @p to tell idle ones (at
+ * least 99.9% of their time asleep), @ri for the title. 0 or -errno.
+ */
+int svg__write_recording(const struct folded *lines, const struct profile *p,
+			 const struct record_opts *o, const struct rec_info *ri, FILE *f);
+
+/* "512 µs", "12.345 ms", "3.000 s": what the graphs and tables print. */
+void svg__fmt_us(char *buf, size_t size, __u64 us);
+
+#endif /* WPROF_SVG_H */

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The svg and pprof outputs and `wprof diff`, on one recording of
+# `sleepburn -n 3` written at once as folded, svg and pprof (-o three times:
+# two recordings never weigh the same, one recording in three files must):
+# - the svg is well-formed XML, and its totals (the whole graph, and each
+#   kind's in the legend) are the folded file's, to the us;
+# - go tool pprof reads the pprof file without a word on stderr, and its
+#   samples (-raw) add up to the folded total, in ns, exactly; so do those of
+#   each state (-tagfocus=state=...) and the oncpu sample type;
+# - `wprof diff` of the folded file against itself prints nothing and
+#   --fail-if-grown 1 passes;
+# - against a recording of the burner with its sleep doubled (-s 340), the
+#   burner's sleep stack (under sleep_phase) grew: --fail-if-grown 1 exits 1
+#   and names it; the diff svg is well-formed too.
+# The doubled run is compared with the burner's lines of the first one: the
+# main thread, blocked in pthread_join from its first instruction, is left
+# out of both (the stack it blocked in may be walked before its code is
+# loaded, one run and not the other).
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload sleepburn
+command -v go >/dev/null || skip "no go tool (Debian package golang-go) to read pprof files"
+command -v "$PYTHON" >/dev/null || skip "no $PYTHON to parse the svg"
+export HOME=${HOME:-$TMP} GOCACHE=$TMP/gocache
+
+run_wprof rec record -d 20 -o "$TMP/a.folded" -o "$TMP/a.svg" -o "$TMP/a.pb.gz" -- \
+	"$WORKLOADS/sleepburn" -n 3 -q
+check_wprof_ok rec
+for f in a.folded a.svg a.pb.gz; do
+	[ -s "$TMP/$f" ] || fatal "no $f written"
+done
+check_folded "$TMP/a.folded"
+total=$(fold_sum "$TMP/a.folded" '.*' '.*')
+log "folded total: $total us"
+check "the recording weighs something ($total us)" test "$total" -gt 0
+
+# --- svg ---
+# svg_totals FILE: "total kind:us ..." from the document's data attributes.
+svg_totals()
+{
+	"$PYTHON" - "$1" <<'EOF'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1]).documentElement
+kinds = [g for g in d.getElementsByTagName("g") if g.getAttribute("data-kind")]
+print(d.getAttribute("data-total-us"), " ".join("%s:%s" % (g.getAttribute("data-kind"),
+      g.getAttribute("data-us")) for g in kinds))
+EOF
+}
+if out=$(svg_totals "$TMP/a.svg" 2>&1); then
+	ok "a.svg is well-formed XML"
+else
+	not_ok "a.svg is not well-formed XML: $out"
+fi
+read -r svg_total kinds <<<"$out"
+check "svg total = folded total ($svg_total vs $total us)" test "$svg_total" = "$total"
+for kv in $kinds; do
+	tag=${kv%:*} us=${kv##*:}
+	want=$(fold_sum "$TMP/a.folded" "$tag" '.*')
+	check "svg legend $tag = the folded $tag lines ($us vs $want us)" test "$us" = "$want"
+done
+check "svg embeds its script and loads nothing" \
+	bash -c "grep -q 'window.wprof' '$TMP/a.svg' && ! grep -Eq '(src|href)=\"https?:' '$TMP/a.svg'"
+
+# --- pprof ---
+# pprof_sum [PPROF OPTIONS]: the sum of each sample type over go tool pprof -raw's samples.
+pprof_sum()
+{
+	go tool pprof -raw "$@" "$TMP/a.pb.gz" 2>"$TMP/pprof.err" | "$PYTHON" -c '
+import re, sys
+sums, on = None, False
+for line in sys.stdin:
+	if line.startswith("Samples:"):
+		on = True
+		continue
+	if on and re.match(r"^[A-Z]", line) and not line.startswith("wall"):
+		break
+	m = re.match(r"^\s*(\d+(?:\s+\d+)*):", line)
+	if on and m:
+		v = [int(x) for x in m.group(1).split()]
+		sums = [a + b for a, b in zip(sums, v)] if sums else v
+print(" ".join(map(str, sums or [0, 0, 0])))'
+}
+read -r wall oncpu offcpu <<<"$(pprof_sum)"
+check "go tool pprof -raw says nothing on stderr ($(head -c 200 "$TMP/pprof.err"))" \
+	test ! -s "$TMP/pprof.err"
+check "pprof wall samples = folded total in ns ($wall vs $((total * 1000)))" \
+	test "$wall" = "$((total * 1000))"
+on=$(fold_sum "$TMP/a.folded" on-cpu '.*')
+check "pprof oncpu samples = folded on-cpu lines in ns ($oncpu vs $((on * 1000)))" \
+	test "$oncpu" = "$((on * 1000))"
+check "pprof wall = oncpu + offcpu ($wall vs $oncpu + $offcpu)" test "$wall" = "$((oncpu + offcpu))"
+for st in on-cpu sleep disk runqueue; do
+	tag=off-cpu:$st
+	[ "$st" = on-cpu ] && tag=on-cpu
+	want=$(fold_sum "$TMP/a.folded" "$tag" '.*')
+	read -r got _ <<<"$(pprof_sum -tagfocus="state=^$st\$")"
+	check "pprof -tagfocus=state=$st = the folded $tag lines ($got vs $((want * 1000)) ns)" \
+		test "$got" = "$((want * 1000))"
+done
+go tool pprof -top -unit=ns "$TMP/a.pb.gz" >"$TMP/top.out" 2>"$TMP/top.err"
+check "go tool pprof -top: exit 0, nothing on stderr ($(head -c 200 "$TMP/top.err"))" \
+	test $? -eq 0 -a ! -s "$TMP/top.err"
+check "go tool pprof -top names burn_cpu" grep -q ' burn_cpu$' "$TMP/top.out"
+check "go tool pprof -top says what was recorded" grep -q 'wall-clock time of .*sleepburn' "$TMP/top.out"
+
+# --- diff ---
+run_wprof self diff "$TMP/a.folded" "$TMP/a.folded"
+check "diff of a file against itself: exit 0 (got $RC)" test "$RC" -eq 0
+check "diff of a file against itself: nothing on stdout" test ! -s "$TMP/self.out"
+run_wprof selfgate diff --fail-if-grown 1 "$TMP/a.folded" "$TMP/a.folded"
+check "diff --fail-if-grown 1 of a file against itself: exit 0 (got $RC)" test "$RC" -eq 0
+
+grep -E '^[^;]*;burner;' "$TMP/a.folded" >"$TMP/base.folded"
+run_wprof slow record -d 20 --thread-name burner -o "$TMP/slow.folded" -- \
+	"$WORKLOADS/sleepburn" -n 3 -q -s 340
+check_wprof_ok slow
+[ -s "$TMP/slow.folded" ] || fatal "no slow.folded written"
+run_wprof gate diff --fail-if-grown 1 "$TMP/base.folded" "$TMP/slow.folded"
+check "diff --fail-if-grown 1 against a doubled sleep: exit 1 (got $RC)" test "$RC" -eq 1
+check "it names the burner's sleep stack" \
+	grep -Eq '^wprof: share grew by [0-9.]+ points .*more than 1: off-cpu:sleep;burner;.*sleep_phase' \
+	"$TMP/gate.err"
+check "the table shows it grew" grep -Eq '^grew .*off-cpu:sleep;burner;.*sleep_phase' "$TMP/gate.out"
+run_wprof dsvg diff -o "$TMP/d.svg" "$TMP/base.folded" "$TMP/slow.folded"
+check "diff -o d.svg: exit 0 (got $RC)" test "$RC" -eq 0
+if out=$(svg_totals "$TMP/d.svg" 2>&1); then
+	ok "d.svg is well-formed XML"
+else
+	not_ok "d.svg is not well-formed XML: $out"
+fi
+slow_total=$(fold_sum "$TMP/slow.folded" '.*' '.*')
+check "the diff svg's total is AFTER's (${out%% *} vs $slow_total us)" test "${out%% *}" = "$slow_total"
+finish

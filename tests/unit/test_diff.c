@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of `wprof diff` (src/diff.c), run as the command is, on files:
+ * shares compared per unit of each file's total, the table (empty for a
+ * file against itself), difffolded.pl's form scaled to AFTER's total (or
+ * not, --absolute), the differential flame graph with what vanished, the
+ * --fail-if-grown gate and its exit codes, and one error line, exit 2, for
+ * every file that cannot be compared.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diff.h"
+#include "unit.h"
+
+static char dir[] = "/tmp/wprof-test-diff.XXXXXX";
+
+static const char *path(const char *name)
+{
+	static char buf[4][256];
+	static int n;
+	char *p = buf[n++ % 4];
+
+	snprintf(p, 256, "%s/%s", dir, name);
+	return p;
+}
+
+static void put(const char *name, const char *text, size_t len)
+{
+	FILE *f = fopen(path(name), "w");
+
+	if (f) {
+		fwrite(text, 1, len, f);
+		fclose(f);
+	}
+}
+
+/* The whole of a file (static buffer; "" when it cannot be read). */
+static const char *slurp(const char *p)
+{
+	static char buf[65536];
+	FILE *f = fopen(p, "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Run `wprof diff ARGS...`; its stderr in *@err (static), its exit code returned. */
+static int run(const char **err, ...)
+{
+	static char err_text[8192];
+	char *argv[16] = { "diff" };
+	int argc = 1, saved, fd, rc;
+	va_list ap;
+
+	va_start(ap, err);
+	while (argc < 15 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 2);
+	close(fd);
+	rc = cmd_diff(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	/* slurp()'s buffer is the next slurp()'s */
+	snprintf(err_text, sizeof(err_text), "%s", slurp(path("stderr")));
+	*err = err_text;
+	return rc;
+}
+
+static size_t lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+#define BEFORE "on-cpu;a;x 60\noff-cpu:sleep;a;y 40\non-cpu;a;gone 10\n"
+#define AFTER "on-cpu;a;x 60\noff-cpu:sleep;a;y 100\noff-cpu:sleep;a;y 20\noff-cpu:sleep;a;z 20\n"
+
+static void test_self(void)
+{
+	const char *err;
+
+	put("before", BEFORE, strlen(BEFORE));
+	CHECK_EQ_S64(run(&err, "-o", path("self.txt"), path("before"), path("before"), NULL), 0,
+		     "a file against itself: exit 0");
+	CHECK_STREQ(slurp(path("self.txt")), "", "a file against itself: an empty table");
+	CHECK(strstr(err, "0 stacks changed share"), "and stderr says no stack changed (%s)", err);
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "0", "-o", path("junk"), path("before"),
+			 path("before"), NULL), 0,
+		     "--fail-if-grown 0 passes for a file against itself");
+}
+
+static void test_table(void)
+{
+	const char *err, *t;
+
+	put("after", AFTER, strlen(AFTER));
+	CHECK_EQ_S64(run(&err, "-o", path("t.txt"), path("before"), path("after"), NULL), 0,
+		     "table: exit 0");
+	t = slurp(path("t.txt"));
+	CHECK_EQ_U64(lines(t), 5, "a header and the 4 stacks that changed");
+	CHECK(strstr(t, "STATE  CHANGE_PTS   BEFORE%    AFTER%  STACK\n"
+			"shrank     -24.55     54.55     30.00  on-cpu;a;x\n"
+			"grew       +23.64     36.36     60.00  off-cpu:sleep;a;y\n"
+			"new        +10.00      0.00     10.00  off-cpu:sleep;a;z\n"
+			"gone        -9.09      9.09      0.00  on-cpu;a;gone\n"),
+	      "shares of each total, most changed first, lines of one stack added up (%s)", t);
+	CHECK_EQ_S64(run(&err, "--top", "1", "-o", path("t1.txt"), path("before"), path("after"),
+			 NULL), 0, "--top 1");
+	CHECK_EQ_U64(lines(slurp(path("t1.txt"))), 2, "--top 1: a header and one row");
+	CHECK_EQ_S64(run(&err, "--absolute", "-o", path("ta.txt"), path("before"), path("after"),
+			 NULL), 0, "--absolute");
+	t = slurp(path("ta.txt"));
+	CHECK(strstr(t, "CHANGE_MS") && strstr(t, "grew       +0.080     0.040     0.120  "
+						 "off-cpu:sleep;a;y\n"),
+	      "--absolute: the change in ms, y first (%s)", t);
+}
+
+static void test_folded(void)
+{
+	const char *err;
+
+	CHECK_EQ_S64(run(&err, "-f", "folded", "-o", path("f.txt"), path("before"), path("after"),
+			 NULL), 0, "-f folded");
+	CHECK_STREQ(slurp(path("f.txt")),
+		    "off-cpu:sleep;a;y 73 120\noff-cpu:sleep;a;z 0 20\non-cpu;a;gone 18 0\n"
+		    "on-cpu;a;x 109 60\n",
+		    "stack BEFORE AFTER, BEFORE scaled to AFTER's total (200/110), by stack");
+	CHECK_EQ_S64(run(&err, "-f", "folded", "--absolute", "-o", path("fa.txt"), path("before"),
+			 path("after"), NULL), 0, "-f folded --absolute");
+	CHECK(strstr(slurp(path("fa.txt")), "off-cpu:sleep;a;y 40 120\n"),
+	      "--absolute: BEFORE as it is");
+}
+
+static void test_svg(void)
+{
+	const char *err, *svg;
+
+	CHECK_EQ_S64(run(&err, "-o", path("d.svg"), path("before"), path("after"), NULL), 0,
+		     "-o d.svg: a flame graph");
+	svg = slurp(path("d.svg"));
+	CHECK(!strncmp(svg, "<?xml", 5) && strstr(svg, "data-diff=\"1\""),
+	      "the .svg name chose the svg format");
+	CHECK(strstr(svg, "data-total-us=\"200\""), "widths from AFTER (200 us)");
+	CHECK(strstr(svg, "data-n=\"gone\" data-x=\"") && strstr(svg, "data-w=\"18\"") &&
+	      strstr(svg, "[only in BEFORE]") && strstr(svg, "url(#gone)"),
+	      "a stack only BEFORE had is drawn, with its (scaled) BEFORE width, striped");
+	CHECK(strstr(svg, "<title>y (36.36% \xe2\x86\x92 60.00%, +23.64 points; 120 \xc2\xb5s in "
+			  "AFTER)</title>"), "y's tooltip: its share before and after");
+	CHECK(strstr(svg, "wprof diff: ") && strstr(svg, "/before \xe2\x86\x92 "),
+	      "the title names the files");
+}
+
+static void test_gate(void)
+{
+	const char *err;
+
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "15", "-o", path("junk"), path("before"),
+			 path("after"), NULL), 1,
+		     "--fail-if-grown 15: y grew 23.64 points: exit 1");
+	CHECK(strstr(err, "wprof: share grew by 23.64 points (36.36% -> 60.00%), more than 15: "
+			  "off-cpu:sleep;a;y\n") && !strstr(err, "a;z"),
+	      "it names y, and not z (+10) (%s)", err);
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "5", "-f", "folded", "-o", path("g.txt"),
+			 path("before"), path("after"), NULL), 1, "--fail-if-grown 5: exit 1");
+	CHECK(strstr(err, "a;y\n") && strstr(err, "more than 5: off-cpu:sleep;a;z\n"),
+	      "it names y and the new z (%s)", err);
+	CHECK(strlen(slurp(path("g.txt"))) > 0, "the output is written all the same");
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "25", "-o", path("junk"), path("before"),
+			 path("after"), NULL), 0,
+		     "--fail-if-grown 25: nothing grew that much: exit 0");
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "25", "--absolute", "-o", path("junk"),
+			 path("after"), path("before"), NULL), 0,
+		     "--fail-if-grown compares shares, also with --absolute");
+}
+
+/* One error line starting with "wprof: " and matching @want, exit 2. */
+static void expect_error(const char *what, const char *want, const char *a, const char *b,
+			 const char *c)
+{
+	const char *err;
+	int rc = run(&err, a, b, c, NULL);
+
+	CHECK(rc == 2 && lines(err) == 1 && !strncmp(err, "wprof: ", 7) && strstr(err, want),
+	      "%s: exit 2 (got %d), one line with '%s' (got '%s')", what, rc, want, err);
+}
+
+static void test_errors(void)
+{
+	static const char gz[] = "\x1f\x8b\x08\x00 stuff\n";
+
+	put("bad", "on-cpu;a 1\nno weight here\n", 26);
+	put("gz", gz, sizeof(gz) - 1);
+	put("json", "{\"stacks\": []}\n", 15);
+	put("empty", "", 0);
+	put("zero", "a;b 0\n", 6);
+	put("nul", "a;b\0c 1\n", 8);
+	expect_error("a missing file", "cannot open", path("nope"), path("before"), NULL);
+	expect_error("a line that is not folded", "bad:2: not a folded line", path("before"),
+		     path("bad"), NULL);
+	expect_error("gzip", "gz:1: not a folded line ('frame;frame;... WEIGHT') (gzip data: a "
+		     "pprof file?", path("gz"), path("after"), NULL);
+	expect_error("JSON", "(JSON?", path("json"), path("after"), NULL);
+	expect_error("an empty file", "has no stacks", path("empty"), path("after"), NULL);
+	expect_error("a file that weighs nothing", "weighs 0", path("before"), path("zero"), NULL);
+	expect_error("a NUL byte", "nul:1: not a folded line", path("nul"), path("after"), NULL);
+	expect_error("one file", "two files needed", path("before"), NULL, NULL);
+	expect_error("three files", "more than two files", path("before"), path("after"),
+		     path("after"));
+	expect_error("--fail-if-grown abc", "invalid --fail-if-grown 'abc'", "--fail-if-grown",
+		     "abc", path("before"));
+	expect_error("-f png", "invalid format 'png'", "-f", "png", path("before"));
+	expect_error("--top -1", "invalid --top", "--top", "-1", path("before"));
+	expect_error("stdin twice", "both be stdin", "-", "-", NULL);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		printf("FAIL main: mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	test_self();
+	test_table();
+	test_folded();
+	test_svg();
+	test_gate();
+	test_errors();
+	if (!unit_nr_fail) {
+		static const char *const names[] = {
+			"before", "after", "stderr", "self.txt", "t.txt", "t1.txt", "ta.txt", "f.txt",
+			"fa.txt", "d.svg", "g.txt", "junk", "bad", "gz", "json", "empty", "zero", "nul",
+		};
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			unlink(path(names[i]));
+		rmdir(dir);
+	}
+	return unit_done();
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of the flame graph writer (src/svg.c, src/flame.c) and of the
+ * line splitting it shares with pprof and diff (src/recline.c): totals and
+ * shares in the document, XML escaping, idle threads, labels that fit,
+ * --tag-leaf, and a diff graph's colours. The document is checked to be
+ * well-formed XML with python3 (a test dependency).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flame.h"
+#include "recline.h"
+#include "svg.h"
+#include "unit.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Add "frames WEIGHT" lines to a new folded (caller frees). */
+static struct folded *lines_of(const char *const *lines, size_t n)
+{
+	struct folded *f = folded__new();
+
+	for (size_t i = 0; f && i < n; i++) {
+		char buf[512], *frames[64], *p, *sp;
+		size_t nr = 0;
+
+		snprintf(buf, sizeof(buf), "%s", lines[i]);
+		sp = strrchr(buf, ' ');
+		*sp = '\0';
+		for (p = buf; nr < 64; p++) {
+			frames[nr++] = p;
+			p = strchr(p, ';');
+			if (!p)
+				break;
+			*p = '\0';
+		}
+		if (folded__add(f, (const char *const *)frames, nr, strtoull(sp + 1, NULL, 10)))
+			return NULL;
+	}
+	return f;
+}
+
+/* Two threads of process 100: 101 "work" is busy, 102 "pool" sleeps all the time. */
+static void make_profile(struct profile *p, struct thread_acct th[2])
+{
+	memset(p, 0, sizeof(*p));
+	memset(th, 0, 2 * sizeof(*th));
+	th[0] = (struct thread_acct){ .pid = 100, .tid = 101, .comm = "work", .pcomm = "app",
+				      .on_ns = 320000, .selected = true };
+	th[0].off_ns[WPROF_OFF_SLEEP] = 600000;
+	th[0].off_ns[WPROF_OFF_RUNQ] = 50000;
+	th[0].off_ns[WPROF_OFF_DISK] = 40000;
+	th[0].wall_ns = 1010000;
+	th[1] = (struct thread_acct){ .pid = 100, .tid = 102, .comm = "pool", .pcomm = "app",
+				      .wall_ns = 2000000, .selected = true };
+	th[1].off_ns[WPROF_OFF_SLEEP] = 2000000;
+	p->threads = th;
+	p->nr_threads = 2;
+	p->window_ns = 2000000;
+	p->period_ns = 10101010;
+}
+
+static char *render(const char *const *lines, size_t n, bool tag_leaf)
+{
+	struct record_opts o = { .tag_leaf = tag_leaf, .freq_hz = 99, .nr_outputs = 1 };
+	struct rec_info ri = { .target = "pid 100 (app)", .window_ns = 2000000, .freq_hz = 99 };
+	struct thread_acct th[2];
+	struct folded *f = lines_of(lines, n);
+	struct profile p;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+	int err;
+
+	o.outputs[0].format = FORMAT_SVG;
+	make_profile(&p, th);
+	err = f && out ? svg__write_recording(f, &p, &o, &ri, out) : -ENOMEM;
+	if (out)
+		fclose(out);
+	folded__free(f);
+	CHECK_EQ_S64(err, 0, "svg__write_recording() of %zu lines%s", n,
+		     tag_leaf ? " (tag at the leaf)" : "");
+	return text;
+}
+
+/* The decimal value of attribute @name in the first element that has @context before it. */
+static long long attr(const char *svg, const char *context, const char *name)
+{
+	const char *p = context ? strstr(svg, context) : svg;
+	char key[64];
+
+	if (!p)
+		return -1;
+	snprintf(key, sizeof(key), " %s=\"", name);
+	p = strstr(p, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* Well-formed XML, by python3's parser; a skip without python3. */
+static void check_xml(const char *svg, const char *what)
+{
+	char path[] = "/tmp/wprof-test-svg.XXXXXX", cmd[256];
+	int fd, rc;
+
+	if (system("command -v python3 >/dev/null 2>&1")) {
+		printf("skip check_xml: %s: no python3 to parse the document\n", what);
+		return;
+	}
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, svg, strlen(svg)) != (ssize_t)strlen(svg)) {
+		CHECK(false, "%s: write a temporary file", what);
+		return;
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.dom.minidom as m; "
+		 "m.parse(sys.argv[1])' %s", path);
+	rc = system(cmd);
+	CHECK_EQ_S64(rc, 0, "%s: well-formed XML (python3 xml.dom.minidom)", what);
+	unlink(path);
+}
+
+/* Every frame's label fits its rectangle at the width svg.c assumes a character takes. */
+static void check_labels(const char *svg, const char *what)
+{
+	const char *p = svg;
+	size_t frames = 0, bad = 0, cut = 0;
+
+	while ((p = strstr(p, "<g class=\"f\""))) {
+		const char *r = strstr(p, "<rect "), *t = strstr(p, "<text "), *end;
+		double w = 0;
+		size_t chars = 0;
+
+		frames++;
+		if (!r || !t || sscanf(strstr(r, "width=\"") + 7, "%lf", &w) != 1)
+			break;
+		t = strchr(t, '>') + 1;
+		end = strstr(t, "</text>");
+		for (const char *c = t; c < end; c++) {
+			if (*c == '&')
+				c = strchr(c, ';'); /* one character */
+			chars += ((unsigned char)*c & 0xc0) != 0x80;
+		}
+		if (chars && chars * 7.25 + 6 > w + 0.01)
+			bad++;
+		cut += end - t >= 2 && !strncmp(end - 2, "..", 2);
+		p = end;
+	}
+	CHECK(frames > 0 && bad == 0, "%s: all %zu labels fit their frames (%zu do not)", what,
+	      frames, bad);
+	CHECK(cut > 0, "%s: a long name in a narrow frame is cut with '..' (%zu cut)", what, cut);
+}
+
+static const char *const lines[] = {
+	"on-cpu;100;101;work;main;burn 300",
+	"on-cpu;100;101;work;main;a<b>&\"'c 10",
+	"on-cpu;100;101;work;main;bad\xff\xfe" "byte 10",
+	"on-cpu;100;101;work;main;tiny 0",
+	"off-cpu:sleep;100;101;work;main;nap;clock_nanosleep_with_a_name_too_long_for_its_frame_[k] 600",
+	"off-cpu:runqueue;100;101;work;main;burn 50",
+	"off-cpu:disk;100;101;work;main;sync 40",
+	"off-cpu:sleep;100;102;pool;wait 2000",
+};
+
+static void test_totals(void)
+{
+	char *svg = render(lines, ARRAY_SIZE(lines), false);
+
+	if (!svg)
+		return;
+	CHECK_EQ_S64(attr(svg, "<svg", "data-total-us"), 3010, "data-total-us: every line's weight");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"on-cpu\"", "data-us"), 320, "on-CPU total in the legend");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"off-cpu:sleep\"", "data-us"), 2600, "sleep total");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"off-cpu:runqueue\"", "data-us"), 50, "runqueue total");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"off-cpu:disk\"", "data-us"), 40, "disk total");
+	CHECK(strstr(svg, "on-CPU 320 \xc2\xb5s (10.6%)"), "legend: on-CPU time and share");
+	CHECK_EQ_S64(attr(svg, "class=\"legend\" data-idle", "data-idle-us"), 2000, "idle threads' total");
+	CHECK_EQ_S64(attr(svg, "class=\"legend\" data-idle", "data-idle-threads"), 1, "one idle thread");
+	CHECK(strstr(svg, "<title>pool (2.000 ms, 66.45%) [idle thread]</title>"),
+	      "the idle thread's frame says so, with its time and share");
+	CHECK(strstr(svg, "hsl(210,10%,") != NULL, "idle frames are grey");
+	CHECK(strstr(svg, "<title>work (") && !strstr(svg, "work (1.010 ms, 33.55%) [idle"),
+	      "the busy thread is not idle");
+	CHECK(strstr(svg, "data-n=\"a&lt;b&gt;&amp;&quot;&apos;c\""), "names are XML-escaped");
+	CHECK(strstr(svg, "data-n=\"bad\xef\xbf\xbd\xef\xbf\xbd" "byte\""),
+	      "bytes that are not UTF-8 become U+FFFD");
+	CHECK(!strstr(svg, "data-n=\"tiny\""), "a frame of weight 0 is not drawn");
+	CHECK(strstr(svg, "frames narrower than 0.1 px not drawn"), "and that is said");
+	CHECK(strstr(svg, "wprof: wall-clock time of pid 100 (app)"), "the title says what was recorded");
+	CHECK(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA[") &&
+	      strstr(svg, "window.wprof"), "the script is embedded");
+	CHECK(strstr(svg, "]]>") == strrchr(strstr(svg, "<![CDATA["), ']') - 1 &&
+	      !strstr(strstr(svg, "]]>") + 3, "]]>"), "the script does not end its CDATA early");
+	CHECK(!strstr(svg, "http://") || !strstr(svg, "src=\"http"), "nothing is loaded from the network");
+	check_xml(svg, "recording");
+	check_labels(svg, "recording");
+	free(svg);
+}
+
+static void test_tag_leaf(void)
+{
+	static const char *const leaf[] = {
+		"100;101;work;main;burn;on-cpu 300",
+		"100;101;work;main;burn;off-cpu:runqueue 50",
+		"100;102;pool;wait;off-cpu:sleep 2000",
+	};
+	char *svg = render(leaf, ARRAY_SIZE(leaf), true);
+
+	if (!svg)
+		return;
+	CHECK_EQ_S64(attr(svg, "<svg", "data-total-us"), 2350, "tag at the leaf: total");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"on-cpu\"", "data-us"), 300, "tag at the leaf: on-CPU");
+	CHECK_EQ_S64(attr(svg, "data-kind=\"off-cpu:runqueue\"", "data-us"), 50,
+		     "tag at the leaf: runqueue");
+	CHECK(strstr(svg, "<title>burn (350 \xc2\xb5s, 14.89%: on-CPU 300 \xc2\xb5s, runqueue 50 "
+			  "\xc2\xb5s)</title>"), "burn holds both kinds, on-CPU the larger");
+	CHECK_EQ_S64(attr(svg, "class=\"legend\" data-idle", "data-idle-us"), 2000, "tag at the leaf: idle");
+	check_xml(svg, "tag at the leaf");
+	free(svg);
+}
+
+static void test_diff_colours(void)
+{
+	struct flame *fl = flame__new();
+	struct svg_opts so = { .title = "d", .diff = true };
+	char *svg = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	if (!CHECK(fl != NULL, "flame__new()"))
+		return;
+	CHECK_EQ_S64(flame__add(fl, "on-cpu;a;grew", 13, REC_ON_CPU, SIZE_MAX, 60, 30, 0), 0,
+		     "add");
+	flame__add(fl, "on-cpu;a;same", 13, REC_ON_CPU, SIZE_MAX, 40, 40, 0);
+	flame__add(fl, "on-cpu;a;gone", 13, REC_ON_CPU, SIZE_MAX, 0, 30, 30);
+	CHECK_EQ_S64(flame__add(fl, "on-cpu;;x", 9, REC_ON_CPU, SIZE_MAX, 1, 1, 0), -EINVAL,
+		     "an empty frame is refused");
+	flame__finish(fl);
+	out = open_memstream(&svg, &size);
+	CHECK_EQ_S64(svg__write(fl, &so, out), 0, "svg__write() of a diff");
+	fclose(out);
+	CHECK(strstr(svg, "data-n=\"grew\"") && strstr(svg, "hsl(0,85%,52%)"),
+	      "the frame that grew most is the deepest red");
+	CHECK(strstr(svg, "<title>grew (30.00% \xe2\x86\x92 60.00%, +30.00 points; 60 \xc2\xb5s in "
+			  "AFTER)</title>"), "its tooltip: share before and after, points");
+	CHECK(strstr(svg, "fill=\"url(#gone)\""), "what only BEFORE had is striped");
+	CHECK(strstr(svg, "[only in BEFORE]"), "and says so");
+	CHECK_EQ_S64(attr(svg, "data-n=\"gone\"", "data-w"), 30, "drawn as wide as it was");
+	CHECK_EQ_S64(attr(svg, "<svg", "data-total-us"), 100, "total: AFTER's");
+	CHECK(strstr(svg, "data-n=\"same\"") && strstr(svg, "hsl(0,0%,94%)"),
+	      "an unchanged frame is neutral");
+	check_xml(svg, "diff");
+	free(svg);
+	flame__free(fl);
+}
+
+static void test_fmt_us(void)
+{
+	char buf[32];
+
+	svg__fmt_us(buf, sizeof(buf), 999);
+	CHECK_STREQ(buf, "999 \xc2\xb5s", "under 1 ms in us");
+	svg__fmt_us(buf, sizeof(buf), 1000);
+	CHECK_STREQ(buf, "1.000 ms", "1 ms");
+	svg__fmt_us(buf, sizeof(buf), 1500000);
+	CHECK_STREQ(buf, "1.500 s", "1.5 s");
+}
+
+static void test_split(void)
+{
+	struct rec_line rl;
+
+	CHECK_EQ_S64(rec_line__split("off-cpu:disk;7;8;cc1;main;f", false, true, &rl), 0, "split");
+	CHECK(rl.kind == REC_DISK && rl.pid == 7 && rl.tid == 8 && rl.comm.len == 3 &&
+	      !strncmp(rl.body.s, "main;f", rl.body.len) && rl.body.len == 6,
+	      "tag, ids, comm, body");
+	CHECK_EQ_S64(rec_line__split("7;8;cc1;main;on-cpu", true, true, &rl), 0, "split, tag at leaf");
+	CHECK(rl.kind == REC_ON_CPU && rl.tid == 8 && rl.body.len == 4, "tag at the leaf");
+	CHECK_EQ_S64(rec_line__split("off-cpu;x;8;cc1", false, true, &rl), -EINVAL,
+		     "a pid that is not a number is refused");
+	CHECK_EQ_S64(rec_line__split("on-cpu;7;8", false, true, &rl), -EINVAL,
+		     "a line without a comm is refused");
+	CHECK_EQ_S64(rec_line__split("java;main;run", false, false, &rl), 0, "a line without a tag");
+	CHECK(rl.kind == REC_OTHER && rl.comm.len == 4 && rl.body.len == 8, "is kind other");
+	CHECK(rec_kind__of("off-cpu", 7) == REC_OFF && rec_kind__of("off-cpu:", 8) == REC_OTHER,
+	      "--no-states' tag, and what is no tag");
+}
+
+static int collect(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	char *out = ctx;
+
+	snprintf(out + strlen(out), 512 - strlen(out), "%s %llu/%llu/%llu|", line,
+		 (unsigned long long)weight, (unsigned long long)count, (unsigned long long)max);
+	return 0;
+}
+
+static void test_strip_ids(void)
+{
+	static const char *const in[] = {
+		"on-cpu;1;2;t;f 5", "on-cpu;1;3;t;f 7", "off-cpu:sleep;1;3;t;g 1",
+	};
+	static const char *const leaf[] = { "1;2;t;f;on-cpu 5", "1;3;t;f;on-cpu 7" };
+	struct folded *f = lines_of(in, ARRAY_SIZE(in)), *out = folded__new();
+	char got[512] = "";
+
+	CHECK_EQ_S64(rec_line__strip_ids(f, false, out), 0, "strip the ids");
+	folded__for_each(out, collect, got);
+	CHECK_STREQ(got, "off-cpu:sleep;t;g 1/1/1|on-cpu;t;f 12/2/7|",
+		    "two threads' lines merge: weights and counts add, the max is the larger");
+	folded__free(f);
+	folded__free(out);
+	f = lines_of(leaf, ARRAY_SIZE(leaf));
+	out = folded__new();
+	got[0] = '\0';
+	CHECK_EQ_S64(rec_line__strip_ids(f, true, out), 0, "strip the ids, tag at the leaf");
+	folded__for_each(out, collect, got);
+	CHECK_STREQ(got, "t;f;on-cpu 12/2/7|", "tag at the leaf: ids are the first two frames");
+	folded__free(f);
+	folded__free(out);
+}
+
+int main(void)
+{
+	test_split();
+	test_strip_ids();
+	test_fmt_us();
+	test_totals();
+	test_tag_leaf();
+	test_diff_colours();
+	return unit_done();
+}
