@@ -427,6 +427,22 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 }
 
 /*
+ * The CFI walk of the current task's user stack into scratch `slot`, stored:
+ * its id. A global function: the verifier checks the walk once, not once per
+ * path of each program that calls it (that took seconds at every start).
+ */
+__weak __noinline __u64 cfi_user_stack(__u32 slot, __u64 pc, __u64 sp, __u64 fp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wprof_stack *st = scratch_stack(slot);
+
+	if (!st)
+		return 0;
+	cfi_unwind(task, pc, sp, fp, st, false);
+	return store_stack(st, true);
+}
+
+/*
  * The user stack of the current task, from its user registers: an id, or 0
  * for a kernel thread (not a loss) or a stack that was lost (counted).
  */
@@ -443,10 +459,8 @@ static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __
 		stat_add(WPROF_STAT_USTACK_NONE, 1);
 		return 0;
 	}
-	if (WPROF_CFI_UNWIND && cfi_walk) {
-		cfi_unwind(task, pc, sp, fp, st, false);
-		return store_stack(st, true);
-	}
+	if (WPROF_CFI_UNWIND && cfi_walk)
+		return cfi_user_stack(slot, pc, sp, fp);
 	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 	if (n <= 0) {
 		stat_add(n ? WPROF_STAT_USTACK_ERR : WPROF_STAT_USTACK_NONE, 1);
