@@ -75,17 +75,6 @@ static __always_inline __u64 walk_weight(__u64 d)
 	return (tau << WPROF_WEIGHT_SHIFT) / d;
 }
 
-/* The pending interval with the user stack of its syscall, in the thread's context. */
-static __always_inline void flush_pending(struct wprof_thread *th, __u64 ustack)
-{
-	struct wprof_interval iv;
-
-	if (!take_pending(th, &iv))
-		return;
-	stat_add(WPROF_STAT_USER_LATE, 1);
-	add_interval(th, &iv, ustack);
-}
-
 /*
  * Close the thread's off-CPU interval at `now`: a blocked interval is split
  * at its wakeup into the blocked part and the wait for a CPU after it. The
@@ -274,7 +263,7 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 			th->ustack_id = th->sys_ustack_id;
 			kind = WPROF_STAT_SW_REUSED;
 		}
-		flush_pending(th, th->ustack_id);
+		settle_pending(th, th->ustack_id, WPROF_STAT_USER_LATE);
 	}
 	th->walk |= WPROF_WALK_USER;
 	return kind;
@@ -616,7 +605,7 @@ static __always_inline void on_sys_exit(void *ctx, long ret)
 	if (th->pend.weight) {
 		if (!(th->walk & WPROF_WALK_SYS_USER))
 			th->sys_ustack_id = user_stack(ctx, SCRATCH_SYSCALL);
-		flush_pending(th, th->sys_ustack_id);
+		settle_pending(th, th->sys_ustack_id, WPROF_STAT_USER_LATE);
 	}
 	th->walk = (th->walk & ~(WPROF_WALK_SYS_USER | WPROF_WALK_SYS_ENOSYS)) |
 		   WPROF_WALK_SYS_SEEN | (ret == -ENOSYS ? WPROF_WALK_SYS_ENOSYS : 0);

@@ -114,15 +114,8 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return 0;
-	if (th->pend.weight) {
-		struct wprof_interval iv;
-
-		ustack = user_stacks ? task_user_stack(task) : 0;
-		if (take_pending(th, &iv)) {
-			stat_add(WPROF_STAT_USER_LATE, 1);
-			add_interval(th, &iv, ustack);
-		}
-	}
+	if (th->pend.weight)
+		settle_pending(th, user_stacks ? task_user_stack(task) : 0, WPROF_STAT_USER_LATE);
 	gen = th->off_since_ns;
 	if (!gen || th->exit_ns)
 		return 0;

@@ -170,15 +170,24 @@ static __always_inline bool take_pending(struct wprof_thread *th, struct wprof_i
 	return __sync_val_compare_and_swap(&th->pend.weight, w, 0) == w && iv->weight == w;
 }
 
-/* The pending interval when its user stack can no longer be walked: counted. */
-static __always_inline void drop_pending(struct wprof_thread *th)
+/*
+ * Add the pending interval, if still there, with user stack `ustack` (walked
+ * in its syscall: WPROF_STAT_USER_LATE; or 0, no longer walkable:
+ * WPROF_STAT_USER_LOST, counted).
+ */
+static __always_inline void settle_pending(struct wprof_thread *th, __u64 ustack, __u32 stat)
 {
 	struct wprof_interval iv;
 
 	if (!take_pending(th, &iv))
 		return;
-	stat_add(WPROF_STAT_USER_LOST, 1);
-	add_interval(th, &iv, 0);
+	stat_add(stat, 1);
+	add_interval(th, &iv, ustack);
+}
+
+static __always_inline void drop_pending(struct wprof_thread *th)
+{
+	settle_pending(th, 0, WPROF_STAT_USER_LOST);
 }
 
 #endif /* WPROF_THREAD_BPF_H */
