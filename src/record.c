@@ -374,8 +374,10 @@ int cmd_record(int argc, char **argv)
 	int err, code = 0;
 
 	err = cli_parse_record(argc, argv, &r.opts);
-	if (err)
+	if (err) {
+		cli_free_record(&r.opts); /* the ids parsed before the mistake */
 		return err > 0 ? 0 : 2;
+	}
 	err = check_targets(&r.opts);
 	if (!err)
 		err = open_output(&r);
