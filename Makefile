@@ -6,6 +6,7 @@
 #   make demo       record the bundled sleep/burn workload
 #   make bench      overhead and symbolization benchmarks
 #   make check-sanitize  ASan + UBSan build (build/san): unit tests and records
+#   make fuzz       the parsers under libFuzzer, FUZZ_SECONDS=20 each
 #   make install    PREFIX=/usr/local DESTDIR=
 #   V=1             show the commands
 #   WERROR=         do not stop at warnings (e.g. CFLAGS=-fsanitize=address)
