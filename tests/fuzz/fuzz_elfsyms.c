@@ -42,14 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < 17; i++) {
 		__u64 off = size * i / 16, addr;
 		const char *name;
+		int n;
 
 		for (int exec = 0; exec < 2; exec++) {
 			if (!elfsyms__addr(e, off, exec, &addr))
 				continue;
 			name = elfsyms__find(e, addr);
 			FUZZ_ASSERT(!name || strlen(name) < (1U << 20));
-			int n = elfsyms__inlines(e, addr, names, MAX_INLINES);
-
+			n = elfsyms__inlines(e, addr, names, MAX_INLINES);
 			FUZZ_ASSERT(n >= 0 && n <= MAX_INLINES);
 			for (int k = 0; k < n; k++)
 				FUZZ_ASSERT(names[k] && strlen(names[k]) < (1U << 20));

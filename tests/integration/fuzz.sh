@@ -5,15 +5,15 @@
 # lines, perf maps, /proc/PID/maps, kallsyms, ELF symbols and DWARF through
 # elfsyms, ELF CFI through the unwind-table builder, symbol names through
 # the demanglers) under libFuzzer with ASan and UBSan, FUZZ_CHECK_SECONDS
-# (default 7) each, from seeds of this machine: passes when no input
+# (default 5) each, from seeds of this machine: passes when no input
 # crashes, hangs, leaks or breaks a promise the harness checks. `make fuzz`
 # runs them longer (FUZZ_SECONDS). Needs no root.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 ls "$OUT"/fuzz/fuzz_* >/dev/null 2>&1 || fatal "no fuzz harness in $OUT/fuzz (run make test-bins)"
-log "tests/fuzz/run.sh, ${FUZZ_CHECK_SECONDS:-7} s a harness"
-OUT=$OUT FUZZ_SECONDS=${FUZZ_CHECK_SECONDS:-7} bash "$(dirname "$0")/../fuzz/run.sh" \
+log "tests/fuzz/run.sh, ${FUZZ_CHECK_SECONDS:-5} s a harness"
+OUT=$OUT FUZZ_SECONDS=${FUZZ_CHECK_SECONDS:-5} bash "$(dirname "$0")/../fuzz/run.sh" \
 	>"$TMP/fuzz.log" 2>&1
 rc=$?
 while IFS= read -r line; do
