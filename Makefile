@@ -5,6 +5,8 @@
 #   make check      install missing Debian packages, build, run all tests
 #   make demo       record the bundled sleep/burn workload as a flame graph
 #   make bench      overhead and symbolization benchmarks
+#   make check-sanitize  ASan + UBSan build (build/san): unit tests and records
+#   make fuzz       the parsers under libFuzzer, FUZZ_SECONDS=20 each
 #   make install    PREFIX=/usr/local DESTDIR=
 #   V=1             show the commands
 #   WERROR=         do not stop at warnings (e.g. CFLAGS=-fsanitize=address)
@@ -51,7 +53,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORK_SRCS := $(wildcard tests/workloads/*.c)
 WORK_BINS := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORK_SRCS))
 
-.PHONY: all deps check test demo bench install clean format
+.PHONY: all deps check check-sanitize test demo bench install clean format
 all: $(OUT)/wprof
 
 deps:
@@ -118,6 +120,17 @@ test-bins: $(UNIT_BINS) $(WORK_BINS) $(TEST_FIXTURES)
 check: deps
 	$(Q)$(MAKE) --no-print-directory all test-bins
 	$(Q)OUT=$(OUT) bash tests/run.sh
+
+# ASan and UBSan over the unit tests and records of real processes (root):
+# a build of its own, undefined behaviour fatal, warnings not (the
+# sanitizers make gcc warn where it does not otherwise), and leaks reported.
+SAN_OUT   ?= $(OUT)/san
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+check-sanitize: deps
+	$(Q)$(MAKE) --no-print-directory OUT=$(SAN_OUT) CFLAGS="$(SAN_FLAGS)" WERROR= all test-bins
+	$(Q)$(SAN_ENV) OUT=$(SAN_OUT) SCRIPTS=tests/sanitize bash tests/run.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUT)/tests/workloads/sleepburn

@@ -8,6 +8,9 @@ pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-
 pkgs="$pkgs libdebuginfod1"
 # for the tests: JSON checks, a JIT workload, unshare/setpriv
 pkgs="$pkgs python3 nodejs util-linux binutils"
+# the fuzz harnesses (tests/fuzz): clang's libFuzzer and sanitizer runtimes,
+# only recommended by clang, which --no-install-recommends leaves out
+pkgs="$pkgs libclang-rt-dev"
 # for the tests on real programs (tests/integration/real_*.sh): gdb's
 # backtraces are their ground truth; Debian's builds of these programs,
 # without frame pointers (Go has them), are what they profile

@@ -20,6 +20,7 @@
 #include "recline.h"
 #include "record.h"
 #include "report.h"
+#include "samplerate.h"
 #include "session.h"
 #include "svg.h"
 #include "symbolize.h"
@@ -391,6 +392,47 @@ static const char *record_loop(struct recorder *r)
 	}
 }
 
+/*
+ * -F above kernel.perf_event_max_sample_rate would be throttled to it, a
+ * rate the run did not ask for: refused, as a usage error. Where the limit
+ * cannot be read, the kernel's own 10 us floor (the CLI's 100 kHz) is all.
+ */
+static int check_freq(const struct record_opts *o)
+{
+	__u64 max_hz;
+
+	if (samplerate__kernel_max(NULL, &max_hz) || o->freq_hz <= max_hz)
+		return 0;
+	pr_err("-F %llu is above the kernel's limit of %llu samples a second "
+	       "(kernel.perf_event_max_sample_rate); use -F %llu or lower",
+	       (unsigned long long)o->freq_hz, (unsigned long long)max_hz,
+	       (unsigned long long)max_hz);
+	return -EINVAL;
+}
+
+/*
+ * The samples that came against what -F asked for the targets' exact
+ * on-CPU time (see samplerate.h): the kernel's count of target samples,
+ * the one the summary prints (map losses do not lower it), over the
+ * on-CPU time of every thread timed.
+ */
+static void check_sample_rate(const struct profile *p, struct session *s,
+			      const struct record_opts *o)
+{
+	__u64 st[WPROF_STAT_CNT], on_ns = 0, got_hz;
+
+	for (size_t i = 0; i < p->nr_threads; i++)
+		on_ns += p->threads[i].on_ns;
+	session__stats(s, st);
+	if (!samplerate__short(st[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
+		return;
+	pr_info("warning: -F %llu gave only %llu samples a second of on-CPU time (%llu%%): the "
+		"timer cannot fire that often on this machine; use -F %llu or lower",
+		(unsigned long long)o->freq_hz, (unsigned long long)got_hz,
+		(unsigned long long)(got_hz * 100 / o->freq_hz),
+		(unsigned long long)samplerate__suggest(got_hz));
+}
+
 static int finish(struct recorder *r, const char *why)
 {
 	struct profile prof;
@@ -412,6 +454,7 @@ static int finish(struct recorder *r, const char *why)
 	/* what was measured is on stderr even when the output could not be written */
 	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
 	report__summary(&prof, r->session, r->sym, stderr);
+	check_sample_rate(&prof, r->session, &r->opts);
 	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);
 		report__switch_kinds(r->session, stderr);
@@ -430,8 +473,12 @@ int cmd_record(int argc, char **argv)
 	int err, code = 0;
 
 	err = cli_parse_record(argc, argv, &r.opts);
-	if (err)
+	if (!err)
+		err = check_freq(&r.opts);
+	if (err) {
+		cli_free_record(&r.opts); /* the ids parsed before the mistake */
 		return err > 0 ? 0 : 2;
+	}
 	err = check_targets(&r.opts);
 	if (!err)
 		err = open_outputs(&r);

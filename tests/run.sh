@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Run wprof's tests: every unit-test binary $OUT/tests/test_* (each PASS/FAIL
-# line it prints is one test), then every tests/integration/*.sh (one test
+# line it prints is one test), then every $SCRIPTS/*.sh (one test
 # each: exit 0 pass, 1 fail, 2 skip). Prints each result and ends with
 # exactly one line
 #	N passed, N failed[, N skipped]
@@ -17,6 +17,8 @@
 #	TEST_TIMEOUT=120     seconds before an integration script is killed
 #	CI=true              skips are failures
 #	VERBOSE=1            show the output of passing integration tests too
+#	SCRIPTS=tests/integration  where the scripts are (make check-sanitize
+#	                     runs tests/sanitize: records under ASan and UBSan)
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -31,6 +33,7 @@ fi
 : "${TEST_TIMEOUT:=120}"
 : "${TESTS:=}"
 : "${CI:=}"
+: "${SCRIPTS:=tests/integration}"
 export OUT WPROF
 
 passed=0
@@ -138,7 +141,7 @@ if [ "$nr_unit" -eq 0 ] && [ -z "$TESTS" ]; then
 	failed=$((failed + 1))
 fi
 
-for script in tests/integration/*.sh; do
+for script in "$SCRIPTS"/*.sh; do
 	[ -f "$script" ] || continue
 	selected "$(basename "$script" .sh)" || continue
 	nr_run=$((nr_run + 1))

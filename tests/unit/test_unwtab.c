@@ -155,8 +155,19 @@ static __attribute__((noinline)) int compare_here(const void *a, const void *b)
 			 : "=r"(pc), "=r"(sp), "=r"(fp));
 	n = walk(pc, sp, fp, ours, DEPTH, &end);
 	nbt = backtrace(bt, DEPTH);
-	/* backtrace()'s first frame is compare_here itself (an address in it) */
-	first = 1;
+	/*
+	 * backtrace()'s first frame is compare_here itself (an address in it),
+	 * unless a sanitizer's interceptor of backtrace() comes first: start
+	 * after the first frame in this executable.
+	 */
+	for (first = 0; first < nbt; first++) {
+		Dl_info in_bt, in_us;
+
+		if (dladdr(bt[first], &in_bt) && dladdr((void *)compare_here, &in_us) &&
+		    in_bt.dli_fbase == in_us.dli_fbase)
+			break;
+	}
+	first++;
 	for (int i = 0; i + first < nbt && i < n; i++)
 		same += ours[i] == (__u64)bt[i + first];
 	CHECK(n >= 6, "the walk through qsort() found at least 6 callers (found %d)", n);

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ELF files as the unwind-table builder takes them: the input is a file,
+ * opened with elf_begin() and turned into rows by build_file(), the very
+ * function unwtab__add_pid() runs on each executable file a target maps
+ * (src/unwtab.c is included here for it: it is static). Then what the BPF
+ * walk relies on: the rows of the file sorted by pc, of known kinds, and
+ * the page index in front of them pointing at its rows only.
+ */
+#include "../../src/unwtab.c"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int fd = fuzz_memfd(data, size);
+	struct unwtab *u = unwtab__new();
+	struct tab_file *f;
+	Elf *elf;
+
+	FUZZ_ASSERT(u);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	/* as file_of() makes a file's entry */
+	u->files = f = calloc(1, sizeof(*f));
+	FUZZ_ASSERT(f);
+	u->nr_files = 1;
+	f->err = -ENOENT;
+	build_file(u, f, elf);
+	FUZZ_ASSERT(f->err || f->row_nr > 0);
+	if (!f->err) {
+		const struct wprof_unwind_row *rows = &u->rows[f->row_first];
+
+		FUZZ_ASSERT(f->row_first + f->row_nr <= u->nr_rows);
+		FUZZ_ASSERT(f->page_first + f->page_nr == f->row_first);
+		for (__u32 i = 0; i < f->row_nr; i++) {
+			FUZZ_ASSERT(!i || rows[i - 1].pc <= rows[i].pc);
+			FUZZ_ASSERT(rows[i].kind <= WPROF_CFA_BAD);
+		}
+		for (__u32 p = 0; p < f->page_nr; p++) {
+			__u32 r = u->rows[f->page_first + p].pc;
+
+			FUZZ_ASSERT(r == WPROF_NO_ROW || (r >= f->row_first && r < f->row_first + f->row_nr));
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	unwtab__free(u);
+	return 0;
+}
