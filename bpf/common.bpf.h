@@ -31,6 +31,21 @@ const volatile __u64 max_block_ns __weak = ~0ULL;
  * probability length / walk_tau_ns (see struct wprof_val); 0: every one.
  */
 const volatile __u64 walk_tau_ns __weak = 0;
+/*
+ * sched_exit_tp is attached (tp_btf, 6.16+) and the window-end iterator
+ * loads: user stacks that hold still can be walked as their thread resumes.
+ */
+const volatile bool resume_walk __weak = false;
+/*
+ * The window-end iterator runs (snapshot_end): it takes each live thread's
+ * name then, so switches need not copy it.
+ */
+const volatile bool end_iter __weak = false;
+/*
+ * --check-deferred: walk a user stack left to its thread's resume at
+ * switch-out too, and count the resume walks that differ.
+ */
+const volatile bool check_deferred __weak = false;
 /* --stats: time each kind of switch (two clock reads per switch) */
 const volatile bool time_kinds __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
@@ -97,13 +112,6 @@ struct {
 } wakes SEC(".maps") __weak;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, struct wprof_hist_key);
-	__type(value, __u64);
-} block_hist SEC(".maps") __weak;
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, WPROF_STAT_CNT);
 	__type(key, __u32);
@@ -154,7 +162,7 @@ const volatile bool cfi_walk __weak = true;
  * runs on the same CPU. sched_switch runs with interrupts off, syscall
  * tracepoints with preemption off.
  */
-enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_SYSCALL, SCRATCH_CNT };
+enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_RESUME, SCRATCH_CNT };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCRATCH_CNT);

@@ -35,23 +35,6 @@ static __always_inline __u32 log2_slot(__u64 us)
 	return r < WPROF_HIST_SLOTS ? r : WPROF_HIST_SLOTS - 1;
 }
 
-static __always_inline void hist_add(__u32 pid, __u64 ns)
-{
-	struct wprof_hist_key key = { .pid = pid, .slot = log2_slot(ns / 1000) };
-	__u64 zero = 0, *v;
-
-	v = bpf_map_lookup_elem(&block_hist, &key);
-	if (!v) {
-		bpf_map_update_elem(&block_hist, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&block_hist, &key);
-		if (!v) {
-			stat_add(WPROF_STAT_HIST_FULL, 1);
-			return;
-		}
-	}
-	__sync_fetch_and_add(v, 1); /* the threads of a process share a bucket */
-}
-
 /*
  * Whether to walk an interval of `d` ns, and its weight: always when it is
  * at least walk_tau_ns long, else with probability d / walk_tau_ns, and then
@@ -73,6 +56,29 @@ static __always_inline __u64 walk_weight(__u64 d)
 	}
 	stat_add(WPROF_STAT_IV_SAMPLED, 1);
 	return (tau << WPROF_WEIGHT_SHIFT) / d;
+}
+
+/*
+ * The thread a CPU switched to, whose user stack on_resume() is to walk: set
+ * by the sched_switch that picked it, read by the sched_exit_tp that
+ * follows on that CPU. Every __schedule() that switches fires both, with
+ * the CPU's preemption off in between; sched_exit_tp fires in next's
+ * context, after the switch (a new thread starts elsewhere: it has no
+ * stack to walk).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} resume_tid SEC(".maps");
+
+static __always_inline void resume_expect(__u32 tid)
+{
+	__u32 zero = 0, *slot = bpf_map_lookup_elem(&resume_tid, &zero);
+
+	if (slot)
+		*slot = tid;
 }
 
 /*
@@ -106,7 +112,7 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
 		th->blocks++;
 		if (ns > th->max_block_ns)
 			th->max_block_ns = ns;
-		hist_add(th->pid, ns);
+		th->hist[log2_slot(ns / 1000)]++;
 		if (part_kept(ns))
 			th->kept_ns[state] += ns;
 	}
@@ -135,19 +141,21 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
 		add_interval(th, &iv, th->ustack_id);
 		return;
 	}
-	if (!task) { /* it ran since: the syscall it blocked in may be over */
+	if (!task) { /* it ran since, unseen: its user stack may have changed */
 		stat_add(WPROF_STAT_USER_LOST, 1);
 		add_interval(th, &iv, 0);
 		return;
 	}
-	/* walked at the syscall's exit, or its next switch-out, whichever first */
-	if (th->pend.weight)
+	/* walked by on_resume(), in the thread's context, as it gets the CPU */
+	if (th->pend.start)
 		drop_pending(th);
+	th->pend.weight = iv.weight;
 	th->pend.kstack_id = iv.kstack_id;
 	th->pend.state = iv.state;
 	th->pend.ns[0] = iv.ns[0];
 	th->pend.ns[1] = iv.ns[1];
-	__sync_lock_test_and_set(&th->pend.weight, iv.weight);
+	__sync_lock_test_and_set(&th->pend.start, start);
+	resume_expect(th->tid);
 }
 
 /* On-CPU time in the window. */
@@ -157,75 +165,55 @@ static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to
 		th->on_ns += span(from, to);
 }
 
-#define ENOSYS 38
-#define USER_CS_64 0x33
 #define TASK_STOPPED_TRACED 0x000c /* __TASK_STOPPED | __TASK_TRACED */
+#define NR_CLONE 56
+#define NR_VFORK 58
+#define NR_CLONE3 435
 
 /*
- * Syscalls that change the caller's user registers or stack while in them,
- * or never return: their stacks are walked at switch-out, never deferred.
+ * Whether a thread leaving the CPU keeps its user stack as it is until it
+ * runs again, in its own context (on_resume()): its user registers are saved
+ * on its kernel stack and nothing but the thread itself changes them or the
+ * frames they point to. Except:
+ * - a stopped or traced thread: its tracer may set its registers and memory;
+ * - a vfork parent (or a clone that may be one): the child runs on the
+ *   parent's stack meanwhile (glibc's vfork even keeps its return address in
+ *   a register while the child overwrites the slot). orig_ax is the syscall
+ *   number in a syscall; outside one (an interrupt, a fault) it can equal
+ *   those numbers by chance, which only costs a walk now.
  */
-static __always_inline bool keeps_user_stack(long nr)
-{
-	switch (nr) {
-	case 15:  /* rt_sigreturn: restores the interrupted registers */
-	case 56:  /* clone */
-	case 58:  /* vfork: the child runs on the caller's stack meanwhile */
-	case 59:  /* execve */
-	case 60:  /* exit */
-	case 231: /* exit_group */
-	case 322: /* execveat */
-	case 435: /* clone3 */
-		return false;
-	}
-	return nr >= 0 && nr < 1024;
-}
-
-/*
- * Whether the current thread is provably inside a syscall's body, before the
- * syscall returns and before sys_exit: then its user registers and the user
- * stack they point to stay as they are until sys_exit, where on_sys_exit()
- * can walk them. The proof, from its saved user registers:
- * - it entered by the `syscall` instruction (the two bytes before the user
- *   ip are 0f 05; an exception or interrupt does not leave that), with a
- *   syscall number (orig_ax) that keeps the caller's stack, in 64-bit mode;
- * - no return value yet: the entry code sets ax to -ENOSYS, the syscall's
- *   return overwrites it. A return of -ENOSYS itself would fool this, so a
- *   thread whose last sys_exit returned -ENOSYS, or whose sys_exit was never
- *   seen, is not trusted (WPROF_WALK_SYS_*).
- */
-static __always_inline bool in_syscall(struct wprof_thread *th)
+static __always_inline bool stack_holds(struct task_struct *task, unsigned int state)
 {
 	struct pt_regs *regs;
-	__u16 insn = 0;
+	long nr;
 
-	if ((th->walk & (WPROF_WALK_SYS_SEEN | WPROF_WALK_SYS_ENOSYS)) != WPROF_WALK_SYS_SEEN)
+	if (state & TASK_STOPPED_TRACED)
 		return false;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!regs || BPF_CORE_READ(regs, ax) != (unsigned long)-ENOSYS ||
-	    BPF_CORE_READ(regs, cs) != USER_CS_64 || !keeps_user_stack(BPF_CORE_READ(regs, orig_ax)))
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
 		return false;
-	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)(BPF_CORE_READ(regs, ip) - 2)))
-		return false;
-	return insn == 0x050f;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	return nr != NR_VFORK && nr != NR_CLONE && nr != NR_CLONE3;
 }
 
 /*
- * The user stack of the interval that starts: the one walked earlier in the
- * same syscall if any; left to later if the thread is in a syscall (walked
- * only if the interval is, at the syscall's exit); else walked now. The
- * kernel stack is walked when the thread gets a CPU again, if the interval
- * is walked. Returns the kind of switch (WPROF_STAT_SW_*).
+ * The stacks of the interval that starts. The kernel stack is walked when
+ * the thread gets a CPU again, if the interval is walked (walk_weight()):
+ * it cannot change before. So can the user stack, where stack_holds(): then
+ * the walk happens in the thread's own context just after its switch-in, at
+ * sched_exit_tp (on_resume()). Else it is walked now. Returns the kind of
+ * switch (WPROF_STAT_SW_*).
  */
 static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, bool typed,
 					   unsigned int state)
 {
 	bool runnable = th->off_state == WPROF_OFF_RUNQ;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 kind = runnable ? WPROF_STAT_SW_PREEMPT : WPROF_STAT_SW_WALKED;
-	bool sys, walk, pend;
 
-	th->walk &= WPROF_WALK_SYSCALL;
+	/* the resume that should have walked it was not seen: it ran since */
+	if (th->pend.start)
+		drop_pending(th);
+	th->walk = 0;
 	th->ustack_id = 0;
 	th->kstack_id = 0;
 	if (!typed) {
@@ -237,36 +225,17 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 		th->walk |= WPROF_WALK_USER;
 		return WPROF_STAT_SW_KTHREAD;
 	}
-	/*
-	 * A pending interval proves the thread has not reached its syscall's
-	 * sys_exit (which would have taken it): its user registers are still
-	 * the syscall's. A stopped or traced thread's may be changed by its
-	 * tracer: its stack is walked now.
-	 */
-	pend = th->pend.weight != 0;
-	sys = pend || (walk_tau_ns && !(state & TASK_STOPPED_TRACED) && in_syscall(th));
-	if (!sys)
-		th->walk &= ~WPROF_WALK_SYS_USER;
-	if (sys && !pend && !(th->walk & WPROF_WALK_SYS_USER)) {
+	if (typed && resume_walk && stack_holds(task, state)) {
 		th->walk |= WPROF_WALK_DEFER;
-		return WPROF_STAT_SW_DEFERRED;
+		if (!check_deferred)
+			return WPROF_STAT_SW_DEFERRED;
 	}
 	/* one walk site: the verifier follows the unwinder once */
-	walk = !sys || !(th->walk & WPROF_WALK_SYS_USER);
-	if (walk)
-		th->ustack_id = user_stack(ctx, SCRATCH_SWITCH);
-	if (sys) {
-		if (walk) {
-			th->sys_ustack_id = th->ustack_id;
-			th->walk |= WPROF_WALK_SYS_USER;
-		} else {
-			th->ustack_id = th->sys_ustack_id;
-			kind = WPROF_STAT_SW_REUSED;
-		}
-		settle_pending(th, th->ustack_id, WPROF_STAT_USER_LATE);
-	}
+	th->ustack_id = user_stack(ctx, SCRATCH_SWITCH);
+	if (th->walk & WPROF_WALK_DEFER) /* kept to compare with the walk at resume */
+		return WPROF_STAT_SW_DEFERRED;
 	th->walk |= WPROF_WALK_USER;
-	return kind;
+	return runnable ? WPROF_STAT_SW_PREEMPT : WPROF_STAT_SW_WALKED;
 }
 
 static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, bool preempt,
@@ -275,7 +244,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
 	struct wprof_thread *th;
 
-	th = thread_get(prev, pid, tid, now);
+	th = thread_get(prev, pid, tid, now, NEW_SCHED);
 	if (!th)
 		return WPROF_STAT_SW_WALKED;
 	if (th->oncpu_since_ns) {
@@ -300,7 +269,9 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		add_on(th, in, now);
 	}
 	th->oncpu_since_ns = 0;
-	bpf_get_current_comm(th->comm, sizeof(th->comm));
+	/* its name as it was last seen: at its end, or at the window's */
+	if (!end_iter || (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)))
+		bpf_get_current_comm(th->comm, sizeof(th->comm));
 	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)) {
 		th->exit_ns = now;
 		th->off_since_ns = 0;
@@ -323,7 +294,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th) {
-		th = thread_get(next, pid, tid, now);
+		th = thread_get(next, pid, tid, now, NEW_SCHED);
 		if (!th)
 			return;
 		/*
@@ -447,7 +418,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool type
 		 * kernel stack it still has. Interruptibly, most likely: its
 		 * state is already TASK_RUNNING here.
 		 */
-		th = thread_get(p, pid, tid, now);
+		th = thread_get(p, pid, tid, now, NEW_SCHED);
 		if (!th)
 			return 0;
 		if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
@@ -481,7 +452,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p)
 
 	if (!is_target(pid, tid))
 		return 0;
-	th = thread_get(p, pid, tid, now);
+	th = thread_get(p, pid, tid, now, NEW_SCHED);
 	if (!th)
 		return 0;
 	th->first_ns = now;
@@ -552,11 +523,8 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 
 	forget_maps(pid);
 	th = bpf_map_lookup_elem(&threads, &tid);
-	if (th) {
-		/* the registers are the new program's: the old call's stack is gone */
+	if (th) /* the registers are the new program's: the old call's stack is gone */
 		drop_pending(th);
-		th->walk &= ~WPROF_WALK_SYS_USER;
-	}
 	if (exec_gate_tgid && pid == exec_gate_tgid) {
 		exec_gate_tgid = 0;
 	} else {
@@ -565,7 +533,7 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 		return 0;
 	}
 	notify(pid, WPROF_EV_EXEC);
-	th = thread_get(p, pid, tid, now);
+	th = thread_get(p, pid, tid, now, NEW_TASK);
 	if (th) {
 		th->first_ns = now;
 		th->oncpu_since_ns = now;
@@ -585,46 +553,6 @@ int BPF_PROG(raw_exec, struct task_struct *p)
 	return on_exec(p, false);
 }
 
-/*
- * A syscall's exit: the user stack of a walked interval of its body is
- * walked here, in the thread's context, before any user code runs again.
- */
-static __always_inline void on_sys_exit(void *ctx, long ret)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct wprof_thread *th;
-
-	if (!is_target(id >> 32, tid))
-		return;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th && ret == -ENOSYS) /* remembered, so that its exit path is not taken for a body */
-		th = thread_get(bpf_get_current_task_btf(), id >> 32, tid, bpf_ktime_get_ns());
-	if (!th)
-		return;
-	if (th->pend.weight) {
-		if (!(th->walk & WPROF_WALK_SYS_USER))
-			th->sys_ustack_id = user_stack(ctx, SCRATCH_SYSCALL);
-		settle_pending(th, th->sys_ustack_id, WPROF_STAT_USER_LATE);
-	}
-	th->walk = (th->walk & ~(WPROF_WALK_SYS_USER | WPROF_WALK_SYS_ENOSYS)) |
-		   WPROF_WALK_SYS_SEEN | (ret == -ENOSYS ? WPROF_WALK_SYS_ENOSYS : 0);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
-{
-	on_sys_exit(ctx, ret);
-	return 0;
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
-{
-	on_sys_exit(ctx, ret);
-	return 0;
-}
-
 /* No argument is read: kernels differ in them ((preempt, ip) at first, then (preempt)). */
 SEC("tp_btf/sched_entry_tp")
 int BPF_PROG(tp_sched_entry)
@@ -634,6 +562,49 @@ int BPF_PROG(tp_sched_entry)
 
 	if (ts)
 		*ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * The thread that has just got the CPU, in its own context, before it leaves
+ * the kernel: walk the user stack of its interval if that was left to now.
+ * Its registers and stack are still the ones it left the CPU with.
+ */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(tp_sched_exit)
+{
+	__u32 zero = 0, *slot = bpf_map_lookup_elem(&resume_tid, &zero), tid;
+	struct wprof_thread *th;
+	__u64 t0 = 0, ustack;
+
+	if (!slot || !*slot)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	if (tid != *slot) {
+		/* never seen so far: the thread it was for runs unwalked, drop it */
+		stat_add(WPROF_STAT_RESUME_MISSED, 1);
+		th = bpf_map_lookup_elem(&threads, slot);
+		*slot = 0;
+		if (th)
+			drop_pending(th);
+		return 0;
+	}
+	*slot = 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !th->pend.start)
+		return 0;
+	if (time_kinds)
+		t0 = bpf_ktime_get_ns();
+	ustack = user_stack(ctx, SCRATCH_RESUME);
+	if (check_deferred) {
+		stat_add(WPROF_STAT_CHECKED, 1);
+		if (ustack != th->ustack_id)
+			stat_add(WPROF_STAT_CHECK_DIFFERED, 1);
+	}
+	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
+	stat_add(WPROF_STAT_SW_RESUMED, 1);
+	if (time_kinds)
+		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -53,7 +53,7 @@ SEC("iter.s/task")
 int snapshot_threads(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
-	struct wprof_thread th = {};
+	struct wprof_thread *th;
 	unsigned int state;
 	__u32 tid, pid;
 	long err;
@@ -67,22 +67,25 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	state = task_state(task);
 	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD))
 		return 0;
-	th.pid = pid;
-	th.tid = tid;
-	th.first_ns = clip(task->start_time);
-	BPF_CORE_READ_STR_INTO(&th.comm, task, comm);
+	th = thread_blank(NEW_ITER);
+	if (!th)
+		return 0;
+	th->pid = pid;
+	th->tid = tid;
+	th->first_ns = clip(task->start_time);
+	BPF_CORE_READ_STR_INTO(&th->comm, task, comm);
 	if (task->on_cpu) {
-		th.oncpu_since_ns = th.first_ns;
+		th->oncpu_since_ns = th->first_ns;
 	} else {
-		th.off_since_ns = th.first_ns;
-		th.off_state = off_state(false, state);
-		th.walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
+		th->off_since_ns = th->first_ns;
+		th->off_state = off_state(false, state);
+		th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 		if (user_stacks)
-			th.ustack_id = task_user_stack(task);
+			th->ustack_id = task_user_stack(task);
 		if (kernel_stacks)
-			th.kstack_id = task_kernel_stack(task, SCRATCH_ITER);
+			th->kstack_id = task_kernel_stack(task, SCRATCH_ITER);
 	}
-	err = bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST);
+	err = bpf_map_update_elem(&threads, &tid, th, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 	return 0;
@@ -91,19 +94,19 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 /*
  * The window's end, run by user space after it closes and before anything is
  * detached. An interval still open has had none of its stacks walked that
- * were left to its end (the kernel stack, and the user stack of a syscall):
+ * were left to its end (the kernel stack, and the user stack left to its resume):
  * walk them now, into end_* fields tagged with the interval's start, which
  * user space uses only if the interval is still the open one once every
  * program is detached (the thread did not run during the walk). A pending
- * interval (the thread is on a CPU, in the syscall it blocked in) is taken
- * here if its syscall's exit has not taken it meanwhile.
+ * interval (the thread has just got a CPU and is still in __schedule()) is
+ * taken here if its resume has not taken it meanwhile.
  */
 SEC("iter.s/task")
 int snapshot_end(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct wprof_thread *th;
-	__u64 gen, kstack, ustack;
+	__u64 gen, kstack, ustack, pend;
 	__u32 tid;
 
 	if (!task)
@@ -114,8 +117,12 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return 0;
-	if (th->pend.weight)
-		settle_pending(th, user_stacks ? task_user_stack(task) : 0, WPROF_STAT_USER_LATE);
+	if (!th->exit_ns) /* the name it has now (pthread_setname_np() since) */
+		bpf_probe_read_kernel_str(th->comm, sizeof(th->comm), task->comm);
+	pend = th->pend.start;
+	if (pend) /* walked while the interval was pending: the thread had not resumed */
+		settle_pending(th, pend, user_stacks ? task_user_stack(task) : 0,
+			       WPROF_STAT_USER_LATE);
 	gen = th->off_since_ns;
 	if (!gen || th->exit_ns)
 		return 0;

@@ -65,22 +65,51 @@ static __always_inline __u32 off_state(bool preempt, unsigned int state)
 	return WPROF_OFF_SLEEP;
 }
 
-static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __u32 pid,
-						       __u32 tid, __u64 now)
+/*
+ * Where a new thread entry is put together (too large for the BPF stack):
+ * per CPU, one for the scheduler's events (interrupts off), one for the
+ * programs that run with them on (an interrupt's wakeup may come in
+ * meanwhile), one for the iterators (sleepable).
+ */
+enum { NEW_SCHED, NEW_TASK, NEW_ITER, NEW_CNT };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NEW_CNT);
+	__type(key, __u32);
+	__type(value, struct wprof_thread);
+} thread_new SEC(".maps") __weak;
+
+/* A zeroed entry in slot `slot` of thread_new, or NULL. */
+static __always_inline struct wprof_thread *thread_blank(__u32 slot)
 {
-	struct wprof_thread *th, zero = {};
+	struct wprof_thread *th = bpf_map_lookup_elem(&thread_new, &slot);
+
+	if (th)
+		__builtin_memset(th, 0, sizeof(*th));
+	return th;
+}
+
+static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __u32 pid,
+						       __u32 tid, __u64 now, __u32 slot)
+{
+	struct wprof_thread *th;
 	long err;
 
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (th)
 		return th;
-	zero.pid = pid;
-	zero.tid = tid;
+	th = thread_blank(slot);
+	if (!th)
+		return NULL;
+	th->pid = pid;
+	th->tid = tid;
 	/* a thread first seen now existed since its start or the window's */
-	zero.first_ns = clip(BPF_CORE_READ(t, start_time));
-	if (zero.first_ns > now)
-		zero.first_ns = now;
-	err = bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST);
+	th->first_ns = clip(BPF_CORE_READ(t, start_time));
+	if (th->first_ns > now)
+		th->first_ns = now;
+	BPF_CORE_READ_STR_INTO(&th->comm, t, comm);
+	err = bpf_map_update_elem(&threads, &tid, th, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 		return NULL;
@@ -157,29 +186,34 @@ __weak __noinline int add_interval(struct wprof_thread *th, const struct wprof_i
 
 /*
  * Take the thread's pending interval into `iv` (the caller then owns it), or
- * false when there is none or someone else (its syscall's exit, the window-end
- * iterator) took it first.
+ * false when there is none, it is not the one that began at `start` (if
+ * `start` is not 0), or someone else (its resume, the window-end iterator)
+ * took it first. An interval's start is unique to it: a take that succeeds
+ * took the interval it copied.
  */
-static __always_inline bool take_pending(struct wprof_thread *th, struct wprof_interval *iv)
+static __always_inline bool take_pending(struct wprof_thread *th, struct wprof_interval *iv,
+					 __u64 start)
 {
-	__u64 w = th->pend.weight;
+	__u64 s = th->pend.start;
 
-	if (!w)
+	if (!s || (start && s != start))
 		return false;
 	*iv = th->pend;
-	return __sync_val_compare_and_swap(&th->pend.weight, w, 0) == w && iv->weight == w;
+	return __sync_val_compare_and_swap(&th->pend.start, s, 0) == s && iv->start == s;
 }
 
 /*
- * Add the pending interval, if still there, with user stack `ustack` (walked
- * in its syscall: WPROF_STAT_USER_LATE; or 0, no longer walkable:
- * WPROF_STAT_USER_LOST, counted).
+ * Add the pending interval that began at `start` (0: whichever), if still
+ * there, with user stack `ustack` (walked as the thread resumed:
+ * WPROF_STAT_USER_LATE; or 0, no longer walkable: WPROF_STAT_USER_LOST,
+ * counted).
  */
-static __always_inline void settle_pending(struct wprof_thread *th, __u64 ustack, __u32 stat)
+static __always_inline void settle_pending(struct wprof_thread *th, __u64 start, __u64 ustack,
+					   __u32 stat)
 {
 	struct wprof_interval iv;
 
-	if (!take_pending(th, &iv))
+	if (!take_pending(th, &iv, start))
 		return;
 	stat_add(stat, 1);
 	add_interval(th, &iv, ustack);
@@ -187,7 +221,7 @@ static __always_inline void settle_pending(struct wprof_thread *th, __u64 ustack
 
 static __always_inline void drop_pending(struct wprof_thread *th)
 {
-	settle_pending(th, 0, WPROF_STAT_USER_LOST);
+	settle_pending(th, 0, 0, WPROF_STAT_USER_LOST);
 }
 
 #endif /* WPROF_THREAD_BPF_H */

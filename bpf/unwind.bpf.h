@@ -455,7 +455,13 @@ static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __
 	/* io_uring and vhost workers have no user registers of their own */
 	if (!st || (task->flags & (PF_KTHREAD | PF_USER_WORKER)))
 		return 0;
-	if (!task->mm) {
+	/*
+	 * In an exec the registers stay the old program's while the memory
+	 * becomes the new one's: no stack to walk there (before the new memory
+	 * too, where it soon stops mattering).
+	 */
+	if (!task->mm || (bpf_core_field_exists(task->in_execve) &&
+			  BPF_CORE_READ_BITFIELD(task, in_execve))) {
 		stat_add(WPROF_STAT_USTACK_NONE, 1);
 		return 0;
 	}

@@ -131,12 +131,16 @@ enum wprof_cut {
 
 /* A closed off-CPU interval that was walked, for the stacks. */
 struct wprof_interval {
-	__u64 weight;    /* see struct wprof_val; 0: none */
+	__u64 start;     /* when it began: unique per thread; 0: none */
+	__u64 weight;    /* see struct wprof_val */
 	__u64 kstack_id;
 	__u64 ns[2];     /* its blocked part (in `state`), its wait for a CPU */
 	__u32 state;
 	__u32 pad;
 };
+
+/* Log2 histogram of block durations: bucket k holds [2^k, 2^(k+1)) us. */
+#define WPROF_HIST_SLOTS 32
 
 /* Per-thread bookkeeping, kept until the end of the recording. */
 struct wprof_thread {
@@ -164,17 +168,13 @@ struct wprof_thread {
 	char comm[WPROF_COMM_LEN];
 	/* parts of closed intervals that passed the filters, walked or not */
 	__u64 kept_ns[WPROF_STATE_CNT];
-	/*
-	 * Between a syscall's entry and exit the thread's user registers and
-	 * the stack they point to are the ones it entered with: the user stack
-	 * can be walked at any time in between, in the thread's own context.
-	 */
-	__u64 sys_ustack_id; /* user stack walked in this syscall (WPROF_WALK_SYS_USER) */
 	__u64 lost_ns;       /* walked parts a full map had no room for */
-	/* a closed, walked interval whose user stack is walked at the syscall's exit */
+	/* a closed, walked interval whose user stack is walked as the thread resumes */
 	struct wprof_interval pend;
 	/* the window's end: stacks of the interval open since end_gen (off_since_ns) */
 	__u64 end_gen, end_ustack_id, end_kstack_id;
+	/* its blocks (blocked parts) by length; summed per process by user space */
+	__u32 hist[WPROF_HIST_SLOTS];
 };
 
 /* wprof_thread.walk: what is known of the current off-CPU interval's stacks */
@@ -182,11 +182,7 @@ enum wprof_walk {
 	WPROF_WALK_USER = 1,     /* ustack_id is this interval's */
 	WPROF_WALK_KERNEL = 2,   /* kstack_id is this interval's */
 	WPROF_WALK_DEFER = 4,    /* the user stack is walked in the thread's context, later */
-	WPROF_WALK_SYS_USER = 8, /* sys_ustack_id holds the current syscall's user stack */
-	WPROF_WALK_SYS_SEEN = 16,   /* a sys_exit of the thread was seen */
-	WPROF_WALK_SYS_ENOSYS = 32, /* ... and it returned -ENOSYS */
 };
-#define WPROF_WALK_SYSCALL (WPROF_WALK_SYS_USER | WPROF_WALK_SYS_SEEN | WPROF_WALK_SYS_ENOSYS)
 
 /* --wakers: blocked time keyed by the blocked stacks and the waker's. */
 struct wprof_wake_key {
@@ -196,13 +192,6 @@ struct wprof_wake_key {
 	__u32 waker_pid; /* tgid */
 	__u32 pad;
 	char waker_comm[WPROF_COMM_LEN];
-};
-
-/* Log2 histogram of block durations per process: bucket k holds [2^k, 2^(k+1)) us. */
-#define WPROF_HIST_SLOTS 32
-struct wprof_hist_key {
-	__u32 pid;
-	__u32 slot;
 };
 
 /* Counters of everything the BPF side saw, did, or had to drop. */
@@ -220,7 +209,6 @@ enum wprof_stat {
 	WPROF_STAT_DROPPED_NS,     /* off-CPU ns lost to full maps */
 	WPROF_STAT_FILTERED,       /* intervals outside --min-block/--max-block */
 	WPROF_STAT_WAKES_FULL,     /* waker map full: waker not recorded */
-	WPROF_STAT_HIST_FULL,      /* histogram map full */
 	WPROF_STAT_USTACK_CUT,     /* user walks cut short; by reason: WPROF_STAT_CUT_BASE + cut */
 	WPROF_STAT_CUT_BASE,
 	WPROF_STAT_CUT_LAST = WPROF_STAT_CUT_BASE + WPROF_CUT_CNT - 1,
@@ -235,22 +223,25 @@ enum wprof_stat {
 	WPROF_STAT_SW_KTHREAD,     /* a target kernel thread left the CPU (no user stack) */
 	WPROF_STAT_SW_WALKED,      /* user stack walked at switch-out */
 	WPROF_STAT_SW_PREEMPT,     /* ... of them, preemptions (runnable) */
-	WPROF_STAT_SW_REUSED,      /* user stack already walked in the same syscall */
-	WPROF_STAT_SW_DEFERRED,    /* user stack left to the syscall's exit */
+	WPROF_STAT_SW_DEFERRED,    /* user stack left to the thread's resume */
+	WPROF_STAT_SW_RESUMED,     /* ... and walked there (the interval was walked) */
 	WPROF_STAT_SW_IN,          /* a target got a CPU */
 	WPROF_STAT_NS_OTHER,       /* BPF ns per kind (--stats only) */
 	WPROF_STAT_NS_KTHREAD,
 	WPROF_STAT_NS_WALKED,
 	WPROF_STAT_NS_PREEMPT,
-	WPROF_STAT_NS_REUSED,
 	WPROF_STAT_NS_DEFERRED,
+	WPROF_STAT_NS_RESUMED,
 	WPROF_STAT_NS_IN,
 	/* closed off-CPU intervals by how their stacks were taken */
 	WPROF_STAT_IV_EXACT,       /* at least the threshold long: walked */
 	WPROF_STAT_IV_SAMPLED,     /* shorter, walked with probability length / threshold */
 	WPROF_STAT_IV_SKIPPED,     /* shorter, not walked: their time weighs on the walked */
-	WPROF_STAT_USER_LATE,      /* user stacks walked at a syscall's exit (or window end) */
+	WPROF_STAT_USER_LATE,      /* user stacks walked as the thread resumed (or window end) */
 	WPROF_STAT_USER_LOST,      /* walked intervals whose user stack could not be walked */
+	WPROF_STAT_RESUME_MISSED,  /* a CPU resumed another thread than the one it switched to */
+	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
+	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
 	WPROF_STAT_CNT,
 };
 

@@ -35,6 +35,7 @@ enum {
 	OPT_NO_CFI,
 	OPT_INLINE,
 	OPT_EXACT_ABOVE,
+	OPT_CHECK_DEFERRED,
 };
 
 static const struct option record_options[] = {
@@ -53,6 +54,7 @@ static const struct option record_options[] = {
 	{ "exact-above", required_argument, NULL, OPT_EXACT_ABOVE },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
+	{ "check-deferred", no_argument, NULL, OPT_CHECK_DEFERRED },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
@@ -99,6 +101,9 @@ void cli_usage(FILE *f)
 		"                           this long; a shorter one with probability\n"
 		"                           length/TIME, then weighing TIME (default 1ms;\n"
 		"                           0 walks every interval)\n"
+		"      --check-deferred     also walk at switch-out each user stack left to\n"
+		"                           its thread's resume, and count differences\n"
+		"                           (a self-test; costs what deferring saves)\n"
 		"\n"
 		"Selection:\n"
 		"      --thread-name GLOB   only threads whose name matches\n"
@@ -314,6 +319,9 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			break;
 		case OPT_NO_CFI:
 			opts->no_cfi = true;
+			break;
+		case OPT_CHECK_DEFERRED:
+			opts->check_deferred = true;
 			break;
 		case OPT_INLINE:
 			opts->inlines = true;

@@ -46,6 +46,7 @@ struct record_opts {
 	__u64 exact_above_ns; /* shorter off-CPU intervals are walked as a sample; 0: none */
 	bool no_idle_threads;
 	bool no_cfi; /* no stack copies: frame pointers only */
+	bool check_deferred; /* walk deferred user stacks twice, count differences */
 	bool inlines; /* name inlined calls from DWARF, as frames of their own */
 	bool no_states;
 	bool bpf_stats;

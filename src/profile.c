@@ -112,17 +112,6 @@ static void hist_add(struct profile *p, __u32 pid, __u64 ns)
 		h->slots[slot]++;
 }
 
-static int collect_hist(const struct wprof_hist_key *k, __u64 count, void *ctx)
-{
-	struct proc_hist *h = hist_get(ctx, k->pid);
-
-	if (!h)
-		return -ENOMEM;
-	if (k->slot < WPROF_HIST_SLOTS)
-		h->slots[k->slot] += count;
-	return 0;
-}
-
 /*
  * The off-CPU interval a thread still has open at the window's end, split as
  * close_interval() in bpf/sched.bpf.c splits it: the blocked part (0 for a
@@ -154,6 +143,21 @@ static bool in_block_range(const struct record_opts *o, __u64 ns)
 	return ns >= o->min_block_ns && ns <= o->max_block_ns;
 }
 
+/* A thread's blocks by length, into its process's histogram. */
+static int hist_sum(struct profile *p, const struct wprof_thread *th)
+{
+	struct proc_hist *h = NULL;
+
+	for (int i = 0; i < WPROF_HIST_SLOTS; i++) {
+		if (!th->hist[i])
+			continue;
+		if (!h && !(h = hist_get(p, th->pid)))
+			return -ENOMEM;
+		h->slots[i] += th->hist[i];
+	}
+	return 0;
+}
+
 /* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
@@ -172,6 +176,8 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	t->max_block_ns = th->max_block_ns;
 	memcpy(t->kept_ns, th->kept_ns, sizeof(t->kept_ns));
 	t->lost_lines = th->lost_ns > 0;
+	if (hist_sum(b->p, th))
+		return -ENOMEM;
 	if (th->exit_ns)
 		return 0;
 	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
@@ -519,7 +525,7 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 
 	if (!t || !t->selected)
 		return 0;
-	if (th->pend.weight) {
+	if (th->pend.start) {
 		struct wprof_val v = { .count = 1, .weight = th->pend.weight };
 
 		b->p->pending_lost++;
@@ -725,9 +731,7 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	b.names = calloc(MAX_FRAMES, NAME_LEN);
 	if (!b.names)
 		return -ENOMEM;
-	err = session__for_each_hist(s, collect_hist, p);
-	if (!err)
-		err = session__for_each_thread(s, collect_thread, &b);
+	err = session__for_each_thread(s, collect_thread, &b);
 	if (err)
 		goto out;
 	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);

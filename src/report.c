@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 18 };
+enum { NR_LOSSES = 17 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -37,7 +37,6 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "stack_map_full", st[WPROF_STAT_STACKS_FULL] };
 	out[i++] = (struct loss){ "counts_map_full", st[WPROF_STAT_COUNTS_FULL] };
 	out[i++] = (struct loss){ "waker_map_full", st[WPROF_STAT_WAKES_FULL] };
-	out[i++] = (struct loss){ "histogram_map_full", st[WPROF_STAT_HIST_FULL] };
 	out[i++] = (struct loss){ "thread_map_full", st[WPROF_STAT_THREADS_FULL] };
 	out[i++] = (struct loss){ "user_stacks_cut", st[WPROF_STAT_USTACK_CUT] };
 	out[i++] = (struct loss){ "user_stacks_none", st[WPROF_STAT_USTACK_NONE] };
@@ -151,10 +150,8 @@ static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_S
 		fprintf(f, "; %.3f ms in %llu threads/states had no interval walked "
 			"([not walked] lines)", p->unwalked_us / 1e3,
 			(unsigned long long)p->unwalked_groups);
-	fprintf(f, "; user stacks: %llu walked at switch-out, %llu reused in the same syscall, "
-		"%llu walked at the syscall's exit\n",
+	fprintf(f, "; user stacks: %llu walked at switch-out, %llu as the thread resumed\n",
 		(unsigned long long)(st[WPROF_STAT_SW_WALKED] + st[WPROF_STAT_SW_PREEMPT]),
-		(unsigned long long)st[WPROF_STAT_SW_REUSED],
 		(unsigned long long)st[WPROF_STAT_USER_LATE]);
 }
 
@@ -163,7 +160,7 @@ void report__switch_kinds(struct session *s, FILE *f)
 {
 	static const char *const names[] = {
 		"other tasks", "kernel threads", "walked", "preempted",
-		"reused", "deferred", "switch-in",
+		"deferred", "resumed+walked", "switch-in",
 	};
 	__u64 st[WPROF_STAT_CNT], n = 0, ns = 0;
 
@@ -173,7 +170,8 @@ void report__switch_kinds(struct session *s, FILE *f)
 
 		fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each\n", names[k],
 			(unsigned long long)cnt, cnt ? (double)t / cnt : 0.0);
-		if (WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_IN)
+		if (WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_IN &&
+		    WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_RESUMED)
 			n += cnt;
 		ns += t;
 	}
@@ -226,6 +224,15 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
 	print_walks(f, p, st);
+	if (st[WPROF_STAT_CHECKED])
+		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
+			"as their thread resumed; %llu differed\n",
+			(unsigned long long)st[WPROF_STAT_CHECKED],
+			(unsigned long long)st[WPROF_STAT_CHECK_DIFFERED]);
+	if (st[WPROF_STAT_RESUME_MISSED])
+		fprintf(f, "wprof: %llu times a CPU did not resume the thread it switched to "
+			"(their user stacks are counted as unwalkable)\n",
+			(unsigned long long)st[WPROF_STAT_RESUME_MISSED]);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
 		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
 			"%llu times onto a CPU (placed by the thread's runtime), %llu times off "

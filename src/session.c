@@ -75,27 +75,32 @@ static int check_btf(const char *path)
 	return 0;
 }
 
-/* sched_entry_tp, which times switches (see bpf/sched.bpf.c), is in 6.16 and later. */
-static bool has_sched_entry_tp(const char *path)
+/*
+ * Whether the kernel has tracepoint `name`: sched_entry_tp, which times
+ * switches, and sched_exit_tp, where a thread's user stack is walked as it
+ * resumes (see bpf/sched.bpf.c), are in 6.16 and later.
+ */
+static bool has_tracepoint(const char *path, const char *name)
 {
 	struct btf *btf = btf__parse(path ? path : DEFAULT_BTF, NULL);
+	char type[64];
 	bool has;
 
 	if (!btf)
 		return false;
-	has = btf__find_by_name_kind(btf, "btf_trace_sched_entry_tp", BTF_KIND_TYPEDEF) > 0;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	has = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
 	return has;
 }
 
 static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
-			 bool syscalls)
+			 bool exit_tp)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
 	bpf_program__set_autoload(skel->progs.snapshot_end, snapshot);
-	bpf_program__set_autoload(skel->progs.tp_sys_exit, !raw_tp && syscalls);
-	bpf_program__set_autoload(skel->progs.raw_sys_exit, raw_tp && syscalls);
 	bpf_program__set_autoload(skel->progs.tp_sched_entry, !raw_tp && entry_tp);
+	bpf_program__set_autoload(skel->progs.tp_sched_exit, exit_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
@@ -143,9 +148,16 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	 */
 	skel->rodata->walk_tau_ns = snapshot ? o->exact_above_ns : 0;
 	skel->rodata->time_kinds = o->bpf_stats;
-	/* user stacks left to a syscall's exit need the syscall programs */
-	set_autoload(skel, raw_tp, snapshot, has_sched_entry_tp(o->btf_path),
-		     skel->rodata->walk_tau_ns && o->user_stacks);
+	skel->rodata->end_iter = snapshot;
+	skel->rodata->check_deferred = o->check_deferred;
+	/*
+	 * User stacks left to their thread's resume need sched_exit_tp, and
+	 * the window-end iterator for the intervals still open at the end.
+	 */
+	skel->rodata->resume_walk = !raw_tp && snapshot && o->user_stacks &&
+				    has_tracepoint(o->btf_path, "sched_exit_tp");
+	set_autoload(skel, raw_tp, snapshot, has_tracepoint(o->btf_path, "sched_entry_tp"),
+		     skel->rodata->resume_walk);
 	err = wprof_bpf__load(skel);
 	if (err) {
 		wprof_bpf__destroy(skel);
@@ -528,7 +540,6 @@ struct walk {
 		session_count_fn count;
 		session_thread_fn thread;
 		session_wake_fn wake;
-		session_hist_fn hist;
 	} fn;
 	void *ctx;
 };
@@ -554,13 +565,6 @@ static int wake_entry(const void *k, const void *v, void *ctx)
 	return w->fn.wake(k, v, w->ctx);
 }
 
-static int hist_entry(const void *k, const void *v, void *ctx)
-{
-	const struct walk *w = ctx;
-
-	return w->fn.hist(k, *(const __u64 *)v, w->ctx);
-}
-
 int session__for_each_count(struct session *s, session_count_fn fn, void *ctx)
 {
 	struct walk w = { .fn.count = fn, .ctx = ctx };
@@ -580,13 +584,6 @@ int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx)
 	struct walk w = { .fn.wake = fn, .ctx = ctx };
 
 	return for_each_entry(s->skel->maps.wakes, wake_entry, &w);
-}
-
-int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx)
-{
-	struct walk w = { .fn.hist = fn, .ctx = ctx };
-
-	return for_each_entry(s->skel->maps.block_hist, hist_entry, &w);
 }
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
@@ -617,6 +614,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 
 void session__print_prog_stats(struct session *s, FILE *f)
 {
+	__u64 switches = 0, switch_ns = 0;
 	struct bpf_program *prog;
 	struct rusage ru;
 
@@ -624,14 +622,24 @@ void session__print_prog_stats(struct session *s, FILE *f)
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
+		const char *name = bpf_program__name(prog);
 
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
-		fprintf(f, "wprof: bpf %-16s %10llu runs %12llu ns total %8.0f ns/run\n",
-			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(unsigned long long)info.run_time_ns,
+		fprintf(f, "wprof: bpf %-16s %10llu runs %12llu ns total %8.0f ns/run\n", name,
+			(unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
 			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
+		/* every context switch runs these three (the last two where loaded) */
+		if (!strcmp(name, "tp_switch") || !strcmp(name, "raw_switch"))
+			switches = info.run_cnt;
+		if (!strcmp(name, "tp_switch") || !strcmp(name, "raw_switch") ||
+		    !strcmp(name, "tp_sched_entry") || !strcmp(name, "tp_sched_exit"))
+			switch_ns += info.run_time_ns;
 	}
+	if (switches)
+		fprintf(f, "wprof: bpf per context switch %8.0f ns (sched_entry_tp, sched_switch "
+			"and sched_exit_tp programs, over %llu switches)\n",
+			(double)switch_ns / switches, (unsigned long long)switches);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		fprintf(f, "wprof: peak RSS %ld KiB\n", ru.ru_maxrss);
 }

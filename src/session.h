@@ -44,9 +44,7 @@ int session__for_each_count(struct session *s, session_count_fn fn, void *ctx);
 int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx);
 typedef int (*session_wake_fn)(const struct wprof_wake_key *k, const struct wprof_val *v,
 			       void *ctx);
-typedef int (*session_hist_fn)(const struct wprof_hist_key *k, __u64 count, void *ctx);
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
-int session__for_each_hist(struct session *s, session_hist_fn fn, void *ctx);
 /* Frames of stack `id`, leaf first. 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
