@@ -53,7 +53,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORK_SRCS := $(wildcard tests/workloads/*.c)
 WORK_BINS := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORK_SRCS))
 
-.PHONY: all deps check check-sanitize test demo bench install clean format
+.PHONY: all deps check check-sanitize test demo bench install clean
 all: $(OUT)/wprof
 
 deps:
@@ -147,9 +147,6 @@ bench:
 install: $(OUT)/wprof
 	install -D -m 0755 $(OUT)/wprof $(DESTDIR)$(PREFIX)/sbin/wprof
 	install -D -m 0644 man/wprof.8 $(DESTDIR)$(PREFIX)/share/man/man8/wprof.8
-
-format:
-	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/workloads/*.c
 
 clean:
 	rm -rf $(OUT)
