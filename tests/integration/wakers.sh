@@ -43,7 +43,10 @@ check_ge "piperd's off-cpu:sleep weight (us, 95% of 2 s)" "$sl" 1900000
 
 # Per line: the weight of piperd's sleep lines whose waker is pipewr in
 # wake_reader, and the structure of the chain.
-read -r chained badshape <<<"$(awk '
+# A blocked part wprof could not walk (it counts them as
+# user_stacks_unwalkable: a thread that got a CPU without a sched_switch
+# event ran unseen since) is a chain with no blocked stack: counted apart.
+read -r chained badshape nostack <<<"$(awk '
 {
 	sp = match($0, / [0-9]+$/)
 	if (!sp)
@@ -66,6 +69,7 @@ read -r chained badshape <<<"$(awk '
 		if (f[i] ~ /^(__libc_)?read$|^ksys_read_\[k\]$|^(anon_)?pipe_read_\[k\]$/) rd = 1
 	if (!wr)
 		next
+	if (d == 4 && f[3] == "[no stack]") { sum += w; unwalked++; next }
 	if (!rd || f[d - 1] !~ /_\[k\]$/ || f[d + 1] !~ /_\[k\]$/ || (wm && wm < wr))
 		shape = 0
 	# waker: kernel frames first, then user frames
@@ -77,13 +81,16 @@ read -r chained badshape <<<"$(awk '
 	sum += w
 	if (!shape) { bad++; print "bad chain: " $0 > "/dev/stderr" }
 }
-END { printf "%.0f %d\n", sum, bad }' "$F" 2>"$TMP/badchains")"
+END { printf "%.0f %d %d\n", sum, bad, unwalked }' "$F" 2>"$TMP/badchains")"
 log "piperd: sleep $sl us, $chained us on chains woken by pipewr in wake_reader"
 check_ge "share of piperd's sleep weight woken by pipewr in wake_reader (%)" \
 	"$(calc "100 * $chained / ($sl ? $sl : 1)")" 95
 check "those chains: blocked in *read* with kernel frames before --, waker kernel then user frames, leaf to root (bad: ${badshape:-?})" \
 	test "${badshape:-1}" = 0
 head -3 "$TMP/badchains" | cut -c1-300 | sed 's/^/#   /'
+unwalkable=$(grep -o 'user_stacks_unwalkable [0-9]*' "$TMP/rec.err" | awk '{ print $2 }')
+check_le "chains with no blocked stack, at most the intervals wprof reports unwalkable (${unwalkable:-?})" \
+	"${nostack:-x}" "${unwalkable:-0}"
 
 bad=$(awk '{ sp = match($0, / [0-9]+$/); n = split(substr($0, 1, sp - 1), f, ";"); c = 0
 	for (i = 1; i <= n; i++) if (f[i] == "--") { c++; d = i }
