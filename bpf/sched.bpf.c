@@ -59,26 +59,29 @@ static __always_inline __u64 walk_weight(__u64 d)
 }
 
 /*
- * The thread a CPU switched to, whose user stack on_resume() is to walk: set
- * by the sched_switch that picked it, read by the sched_exit_tp that
- * follows on that CPU. Every __schedule() that switches fires both, with
- * the CPU's preemption off in between; sched_exit_tp fires in next's
- * context, after the switch (a new thread starts elsewhere: it has no
- * stack to walk).
+ * The target thread a CPU switched to (its tid, and RESUME_WALK if its user
+ * stack is to be walked as it resumes): set by the sched_switch that picked
+ * it, read by the sched_exit_tp that follows on that CPU, in the thread's
+ * context (tp_sched_exit()). Every __schedule() that switches fires both,
+ * with the CPU's preemption off in between; a new thread's first run fires
+ * sched_exit_tp from schedule_tail().
  */
+#define RESUME_WALK (1ULL << 32)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } resume_tid SEC(".maps");
 
-static __always_inline void resume_expect(__u32 tid)
+static __always_inline void resume_expect(__u32 tid, bool walk)
 {
-	__u32 zero = 0, *slot = bpf_map_lookup_elem(&resume_tid, &zero);
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&resume_tid, &zero);
 
 	if (slot)
-		*slot = tid;
+		*slot = tid | (walk ? RESUME_WALK : 0);
 }
 
 /*
@@ -89,10 +92,11 @@ static __always_inline void resume_expect(__u32 tid)
  * counts (a block is one if its blocked part is in the window).
  * src/profile.c closes intervals still open at the window's end the same way.
  * `task`: the thread, stopped, whose kernel stack is the interval's (NULL:
- * it ran since, unseen).
+ * it ran since, unseen). `here`: the current thread is the one, resuming in
+ * its __schedule(): both its stacks can be walked now.
  */
-static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
-					   struct task_struct *task)
+static __always_inline void close_interval(void *ctx, struct wprof_thread *th, __u64 now,
+					   struct task_struct *task, bool here)
 {
 	__u64 start = th->off_since_ns, wake = th->wake_ns, split = now, ns, runq;
 	__u32 state = th->off_state;
@@ -131,7 +135,9 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
 	iv.kstack_id = th->kstack_id;
 	if (!(th->walk & WPROF_WALK_KERNEL)) {
 		iv.kstack_id = 0;
-		if (task && kernel_stacks)
+		if (here && kernel_stacks)
+			iv.kstack_id = kernel_stack(ctx, SCRATCH_RESUME, 0);
+		else if (task && kernel_stacks)
 			iv.kstack_id = task_kernel_stack(task, SCRATCH_SWITCH);
 	}
 	iv.state = state;
@@ -139,6 +145,11 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
 	iv.ns[1] = runq;
 	if (!(th->walk & WPROF_WALK_DEFER)) {
 		add_interval(th, &iv, th->ustack_id);
+		return;
+	}
+	if (here) {
+		stat_add(WPROF_STAT_USER_LATE, 1);
+		add_interval(th, &iv, user_stack(ctx, SCRATCH_RESUME));
 		return;
 	}
 	if (!task) { /* it ran since, unseen: its user stack may have changed */
@@ -155,7 +166,6 @@ static __always_inline void close_interval(struct wprof_thread *th, __u64 now,
 	th->pend.ns[0] = iv.ns[0];
 	th->pend.ns[1] = iv.ns[1];
 	__sync_lock_test_and_set(&th->pend.start, start);
-	resume_expect(th->tid);
 }
 
 /* On-CPU time in the window. */
@@ -265,7 +275,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		__u64 in = ran < now - th->off_since_ns ? now - ran : th->off_since_ns;
 
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
-		close_interval(th, in, NULL);
+		close_interval(ctx, th, in, NULL, false);
 		add_on(th, in, now);
 	}
 	th->oncpu_since_ns = 0;
@@ -287,7 +297,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	return switch_stacks(ctx, th, typed, state);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now, bool typed)
+static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64 now, bool typed)
 {
 	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
 	struct wprof_thread *th;
@@ -322,13 +332,16 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 	if (now < th->off_since_ns)
 		now = th->off_since_ns;
 	if (th->off_since_ns) {
-		close_interval(th, now, typed ? next : NULL);
+		close_interval(ctx, th, now, typed ? next : NULL, false);
 	} else if (th->oncpu_since_ns) {
 		/* it left a CPU unseen: count it as on until now, and say so */
 		stat_add(WPROF_STAT_UNTRACED_OUT, 1);
 		add_on(th, th->oncpu_since_ns, now);
 	}
 	th->oncpu_since_ns = now;
+	/* a pending interval has only just been set: it is this one */
+	if (typed && resume_walk)
+		resume_expect(tid, th->pend.start != 0);
 }
 
 /*
@@ -393,7 +406,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_NS_OTHER, t1 - t0);
 	}
 	if (in) {
-		switch_in(next, now, typed);
+		switch_in(ctx, next, now, typed);
 		stat_add(WPROF_STAT_SW_IN, 1);
 		if (time_kinds)
 			stat_add(WPROF_STAT_NS_IN, bpf_ktime_get_ns() - t1);
@@ -566,6 +579,32 @@ int BPF_PROG(tp_sched_entry)
 }
 
 /*
+ * A target thread that got the CPU with no sched_switch seen for it (this
+ * VM's 6.18 kernel runs a preempted thread again that way a few times a
+ * second, and the kernel's own trace event misses it too): it is still in
+ * its __schedule(), its stacks as it left the CPU. Its interval closes now,
+ * at the start of this CPU's __schedule(), with both stacks walked here.
+ */
+static __always_inline void resume_unseen(void *ctx, __u64 id)
+{
+	__u32 tid = (__u32)id;
+	struct wprof_thread *th;
+	__u64 now;
+
+	if (!is_target(id >> 32, tid))
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !th->off_since_ns || th->oncpu_since_ns)
+		return;
+	now = switch_time();
+	if (now < th->off_since_ns)
+		now = th->off_since_ns;
+	stat_add(WPROF_STAT_UNTRACED_RESUMED, 1);
+	close_interval(ctx, th, now, NULL, true);
+	th->oncpu_since_ns = now;
+}
+
+/*
  * The thread that has just got the CPU, in its own context, before it leaves
  * the kernel: walk the user stack of its interval if that was left to now.
  * Its registers and stack are still the ones it left the CPU with.
@@ -573,23 +612,30 @@ int BPF_PROG(tp_sched_entry)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(tp_sched_exit)
 {
-	__u32 zero = 0, *slot = bpf_map_lookup_elem(&resume_tid, &zero), tid;
+	__u64 id = bpf_get_current_pid_tgid(), t0 = 0, expect, ustack, *slot;
+	__u32 zero = 0, tid = (__u32)id;
 	struct wprof_thread *th;
-	__u64 t0 = 0, ustack;
 
-	if (!slot || !*slot)
+	slot = bpf_map_lookup_elem(&resume_tid, &zero);
+	if (!slot)
 		return 0;
-	tid = (__u32)bpf_get_current_pid_tgid();
-	if (tid != *slot) {
-		/* never seen so far: the thread it was for runs unwalked, drop it */
-		stat_add(WPROF_STAT_RESUME_MISSED, 1);
-		th = bpf_map_lookup_elem(&threads, slot);
-		*slot = 0;
-		if (th)
-			drop_pending(th);
+	expect = *slot;
+	*slot = 0;
+	if ((__u32)expect != tid) {
+		if (expect & RESUME_WALK) {
+			/* never seen so far: the thread it was for runs unwalked */
+			__u32 other = (__u32)expect;
+
+			stat_add(WPROF_STAT_RESUME_MISSED, 1);
+			th = bpf_map_lookup_elem(&threads, &other);
+			if (th)
+				drop_pending(th);
+		}
+		resume_unseen(ctx, id);
 		return 0;
 	}
-	*slot = 0;
+	if (!(expect & RESUME_WALK))
+		return 0;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th || !th->pend.start)
 		return 0;

@@ -240,6 +240,7 @@ enum wprof_stat {
 	WPROF_STAT_USER_LATE,      /* user stacks walked as the thread resumed (or window end) */
 	WPROF_STAT_USER_LOST,      /* walked intervals whose user stack could not be walked */
 	WPROF_STAT_RESUME_MISSED,  /* a CPU resumed another thread than the one it switched to */
+	WPROF_STAT_UNTRACED_RESUMED, /* a thread got a CPU without a sched_switch event: seen resuming */
 	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
 	WPROF_STAT_CNT,

@@ -233,10 +233,13 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 		fprintf(f, "wprof: %llu times a CPU did not resume the thread it switched to "
 			"(their user stacks are counted as unwalkable)\n",
 			(unsigned long long)st[WPROF_STAT_RESUME_MISSED]);
-	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT])
+	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT] ||
+	    st[WPROF_STAT_UNTRACED_RESUMED])
 		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
-			"%llu times onto a CPU (placed by the thread's runtime), %llu times off "
-			"(counted as on-CPU until seen)\n",
+			"%llu times onto a CPU seen as the thread resumed (timed and walked there), "
+			"%llu times onto a CPU seen later (placed by the thread's runtime), %llu "
+			"times off (counted as on-CPU until seen)\n",
+			(unsigned long long)st[WPROF_STAT_UNTRACED_RESUMED],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
