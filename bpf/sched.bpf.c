@@ -126,7 +126,8 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		if (part_kept(runq))
 			th->kept_ns[WPROF_OFF_RUNQ] += runq;
 	}
-	stat_add(WPROF_STAT_FILTERED, (ns && !part_kept(ns)) + (runq && !part_kept(runq)));
+	if ((ns && !part_kept(ns)) || (runq && !part_kept(runq)))
+		stat_add(WPROF_STAT_FILTERED, (ns && !part_kept(ns)) + (runq && !part_kept(runq)));
 	if (!(ns && part_kept(ns)) && !(runq && part_kept(runq)))
 		return;
 	iv.weight = walk_weight(now - start);
@@ -202,7 +203,7 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return false;
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = regs->orig_ax; /* a BTF pointer: a plain load */
 	return nr != NR_VFORK && nr != NR_CLONE && nr != NR_CLONE3;
 }
 
@@ -291,6 +292,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	stat_add(WPROF_STAT_SWITCHES, 1);
 	th->off_state = off_state(preempt, state);
 	th->off_since_ns = now;
+	th->run_delay_out = TASK_READ(prev, sched_info.run_delay, typed);
 	th->wake_ns = 0;
 	th->waker_ustack_id = 0;
 	th->waker_kstack_id = 0;
@@ -580,25 +582,34 @@ int BPF_PROG(tp_sched_entry)
 
 /*
  * A target thread that got the CPU with no sched_switch seen for it (this
- * VM's 6.18 kernel runs a preempted thread again that way a few times a
- * second, and the kernel's own trace event misses it too): it is still in
- * its __schedule(), its stacks as it left the CPU. Its interval closes now,
- * at the start of this CPU's __schedule(), with both stacks walked here.
+ * VM's 6.18 kernel does that a few times a second, and the kernel's own trace
+ * event misses it too): it is still in its __schedule(), its stacks as it
+ * left the CPU. Its interval closes now, with both stacks walked here. Now,
+ * not at this CPU's last sched_entry_tp: the __schedule() that switched to
+ * it went unseen too, that stamp can be from before its wakeup (a nap of
+ * 3 ms came out 0.7 ms long). The switch happened a few microseconds ago.
  */
 static __always_inline void resume_unseen(void *ctx, __u64 id)
 {
 	__u32 tid = (__u32)id;
 	struct wprof_thread *th;
-	__u64 now;
+	__u64 now, delay;
 
 	if (!is_target(id >> 32, tid))
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th || !th->off_since_ns || th->oncpu_since_ns)
 		return;
-	now = switch_time();
+	now = bpf_ktime_get_ns();
 	if (now < th->off_since_ns)
 		now = th->off_since_ns;
+	/*
+	 * Its wakeup can go unseen as well. The scheduler's own count of its
+	 * run-queue wait says how long it waited for this CPU since.
+	 */
+	delay = bpf_get_current_task_btf()->sched_info.run_delay - th->run_delay_out;
+	if (!th->wake_ns && th->off_state != WPROF_OFF_RUNQ && delay < now - th->off_since_ns)
+		th->wake_ns = now - delay;
 	stat_add(WPROF_STAT_UNTRACED_RESUMED, 1);
 	close_interval(ctx, th, now, NULL, true);
 	th->oncpu_since_ns = now;

@@ -173,6 +173,8 @@ struct wprof_thread {
 	struct wprof_interval pend;
 	/* the window's end: stacks of the interval open since end_gen (off_since_ns) */
 	__u64 end_gen, end_ustack_id, end_kstack_id;
+	/* its run-queue wait in all as it left the CPU (sched_info.run_delay) */
+	__u64 run_delay_out;
 	/* its blocks (blocked parts) by length; summed per process by user space */
 	__u32 hist[WPROF_HIST_SLOTS];
 };
