@@ -227,7 +227,11 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 	th->walk = 0;
 	th->ustack_id = 0;
 	th->kstack_id = 0;
-	if (!typed) {
+	/*
+	 * After the window's end the window-end iterator has already passed: an
+	 * interval that opens now stays open, and is walked now or never.
+	 */
+	if (!typed || window_end_ns) {
 		/* raw_tp: no task pointer to walk the kernel stack of at switch-in */
 		th->kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_SWITCH, switch_kstack_skip) : 0;
 		th->walk |= WPROF_WALK_KERNEL;
@@ -236,7 +240,7 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 		th->walk |= WPROF_WALK_USER;
 		return WPROF_STAT_SW_KTHREAD;
 	}
-	if (typed && resume_walk && stack_holds(task, state)) {
+	if (typed && resume_walk && !window_end_ns && stack_holds(task, state)) {
 		th->walk |= WPROF_WALK_DEFER;
 		if (!check_deferred)
 			return WPROF_STAT_SW_DEFERRED;
