@@ -300,6 +300,8 @@ static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, 
 	val->count++;
 	val->total_ns += (delta_ns * weight) >> WPROF_WEIGHT_SHIFT;
 	val->weight += weight;
+	if (weight == WPROF_WEIGHT_ONE)
+		val->exact_ns += delta_ns;
 	if (delta_ns > val->max_ns)
 		val->max_ns = delta_ns;
 	return true;

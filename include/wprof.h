@@ -49,6 +49,7 @@ struct wprof_val {
 	__u64 total_ns; /* off-CPU: the intervals' time, each weighed; on-CPU: 0 */
 	__u64 max_ns;   /* longest single interval walked (off-CPU) */
 	__u64 weight;   /* off-CPU: intervals stood for, in 1/WPROF_WEIGHT_ONE */
+	__u64 exact_ns; /* off-CPU: the part of total_ns from intervals walked exactly */
 };
 
 struct wprof_stack {

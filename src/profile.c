@@ -29,6 +29,7 @@ struct line {
 	bool estimated;          /* it holds walked intervals that stand for others */
 	__u64 count;             /* samples or intervals (estimated, rounded) */
 	__u64 ns, max_ns;        /* off-CPU only; ns weighed */
+	__u64 exact_ns;          /* the part of ns from intervals walked exactly */
 	__u64 us, max_us;        /* the weight, set by weigh_group() */
 };
 
@@ -456,6 +457,7 @@ static int add_line(struct builder *b, const struct wprof_key *k,
 	l->wake = wk != NULL;
 	l->count = count;
 	l->ns = ns;
+	l->exact_ns = ns;
 	l->max_ns = max_ns;
 	if (t && key->state < WPROF_STATE_CNT)
 		t->has_lines[key->state] = true;
@@ -473,8 +475,12 @@ static int add_val_line(struct builder *b, const struct wprof_key *k,
 	if (key->state != WPROF_ON_CPU)
 		count = (v->weight + WPROF_WEIGHT_ONE / 2) >> WPROF_WEIGHT_SHIFT;
 	err = add_line(b, k, wk, count, v->total_ns, v->max_ns);
-	if (!err && v->weight != v->count * WPROF_WEIGHT_ONE && key->state != WPROF_ON_CPU)
-		b->lines[b->nr_lines - 1].estimated = true;
+	if (!err && key->state != WPROF_ON_CPU) {
+		b->lines[b->nr_lines - 1].exact_ns = v->exact_ns < v->total_ns ? v->exact_ns :
+										v->total_ns;
+		if (v->weight != v->count * WPROF_WEIGHT_ONE)
+			b->lines[b->nr_lines - 1].estimated = true;
+	}
 	return err;
 }
 
@@ -535,6 +541,7 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 			k.state = i ? WPROF_OFF_RUNQ : th->pend.state;
 			v.max_ns = th->pend.ns[i];
 			v.total_ns = (th->pend.ns[i] * th->pend.weight) >> WPROF_WEIGHT_SHIFT;
+			v.exact_ns = v.weight == WPROF_WEIGHT_ONE ? v.total_ns : 0;
 			if (v.max_ns && in_block_range(b->o, v.max_ns))
 				err = add_val_line(b, &k, NULL, &v);
 		}
@@ -617,13 +624,26 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid);
 	__u32 state = l->k.blocked.state;
 	bool on = state == WPROF_ON_CPU;
-	__u64 samples = 0, total = 0, one = 0;
+	__u64 samples = 0, total = 0, one = 0, exact = 0, estimated = 0;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
 		shares[i] = on ? l[i].count : l[i].ns;
 		samples += l[i].count;
 		b->p->estimated_lines += l[i].estimated;
+		exact += on ? 0 : l[i].exact_ns;
+		estimated += on ? 0 : l[i].ns - l[i].exact_ns;
+	}
+	/*
+	 * The exact parts keep their time; what the intervals walked as a
+	 * sample stand for (the rest of the thread's time in the state) is
+	 * shared out among them by their weighed time.
+	 */
+	if (!on && t && estimated && t->kept_ns[state] > exact) {
+		double scale = (double)(t->kept_ns[state] - exact) / estimated;
+
+		for (size_t i = 0; i < n; i++)
+			shares[i] = l[i].exact_ns + (__u64)((l[i].ns - l[i].exact_ns) * scale);
 	}
 	if (on && t && t->on_ns) {
 		total = t->on_us;

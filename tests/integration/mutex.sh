@@ -38,10 +38,10 @@
 require_bpf
 require_workload mutexwait
 
-# Every interval walked: a lock wait is a few ms, but the few short blocks
-# elsewhere (start barrier) would be walked as a sample, and the per-thread
-# scaling of estimates moves their noise onto the exact lock stack (to fix).
-run_wprof rec record -d 30 --exact-above 0 -o "$TMP/out.folded" -- \
+# The default --exact-above: a lock wait (ms) is walked exactly and keeps
+# its time; the few short blocks elsewhere (start barrier) are walked as a
+# sample and carry the rest of their thread's sleep time.
+run_wprof rec record -d 30 -o "$TMP/out.folded" -- \
 	"$WORKLOADS/mutexwait" -n 3 -t 4 -b 5 -o 1000 -r "$TMP/report"
 check_wprof_ok rec
 [ -s "$TMP/report" ] || fatal "mutexwait wrote no report"
