@@ -159,8 +159,8 @@ const volatile bool cfi_walk __weak = true;
 /*
  * Scratch space for one stack walk. One slot per context that can walk a
  * stack, because a sample (hrtimer interrupt) can land while a wakeup program
- * runs on the same CPU. sched_switch runs with interrupts off, syscall
- * tracepoints with preemption off.
+ * runs on the same CPU. sched_switch runs with interrupts off,
+ * sched_exit_tp (SCRATCH_RESUME) with them on and preemption off.
  */
 enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_RESUME, SCRATCH_CNT };
 struct {
