@@ -492,7 +492,7 @@ import json, sys
 ns = runs = 0
 for doc in sys.stdin.read().replace("][", "]\n[").splitlines():
     for p in json.loads(doc):
-        # bpftrace names a tracepoint program after its event (no pids: Debian's bpftool)
+        # bpftrace names a tracepoint program after its event (no pids: the bpftool of Debian)
         if p.get("type") == "tracepoint" and p.get("name") == "sched_switch" and p.get("run_cnt"):
             ns += p.get("run_time_ns", 0)
             runs += p["run_cnt"]
