@@ -30,6 +30,13 @@
 #define TICK_MS 100
 /* In -a mode, snapshot new processes' mappings this often. */
 #define SCAN_EVERY_TICKS 10
+/*
+ * Take the BPF maps' content into user space this often (see
+ * session__drain()), and every tick while the last drain found a map a
+ * quarter full: then a second could fill it.
+ */
+#define DRAIN_EVERY_TICKS 10
+#define DRAIN_SOON_PCT 25
 
 /* One output: stdout, or an -o file. */
 struct output {
@@ -362,6 +369,9 @@ static const char *record_loop(struct recorder *r)
 		{ .fd = session__event_fd(r->session), .events = POLLIN },
 	};
 
+	unsigned long next_drain = DRAIN_EVERY_TICKS;
+	bool drain_failed = false;
+
 	for (unsigned long tick = 0;; tick++) {
 		struct signalfd_siginfo si;
 		int timeout = TICK_MS;
@@ -389,6 +399,15 @@ static const char *record_loop(struct recorder *r)
 			snapshot_new_processes(r);
 		if (r->unw && tick % SCAN_EVERY_TICKS == 0)
 			unwtab__prune(r->unw);
+		if (tick >= next_drain) {
+			int pct = session__drain(r->session, false);
+
+			if (pct < 0 && !drain_failed) /* the maps keep it: losses, if any, are counted */
+				pr_err("cannot drain the BPF maps while recording: %s",
+				       strerror(-pct));
+			drain_failed |= pct < 0;
+			next_drain = tick + (pct >= DRAIN_SOON_PCT ? 1 : DRAIN_EVERY_TICKS);
+		}
 	}
 }
 
