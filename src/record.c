@@ -399,6 +399,8 @@ static const char *record_loop(struct recorder *r)
 			snapshot_new_processes(r);
 		if (r->unw && tick % SCAN_EVERY_TICKS == 0)
 			unwtab__prune(r->unw);
+		if (tick % SCAN_EVERY_TICKS == 0)
+			symbolizer__prune(r->sym);
 		if (tick >= next_drain) {
 			int pct = session__drain(r->session, false);
 
