@@ -39,7 +39,8 @@ struct session {
 	__u64 start_ns, end_ns;
 	bool running;
 	struct store *store; /* what was drained from the maps */
-	bool spare_a;        /* counts_a and wakes_a are out of use: the next drain's */
+	/* counts_a, wakes_a are out of use: the next drain puts them in */
+	bool counts_spare_a, wakes_spare_a;
 	struct session_drain_stats drains;
 	bool drained_final;  /* everything is in the store: the maps are not read again */
 	struct ended *ended; /* while draining */
@@ -196,7 +197,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 		wprof_bpf__destroy(skel);
 		return err;
 	}
-	s->spare_a = true;
+	s->counts_spare_a = s->wakes_spare_a = true;
 	s->skel = skel;
 	s->raw_tp = raw_tp;
 	s->snapshot = snapshot;
@@ -678,9 +679,9 @@ static int fill_pct(const struct bpf_map *map, long nr)
 
 /* Switch the pair of @outer to its spare map and empty the one taken out. */
 static long take_pair(struct session *s, struct bpf_map *outer, struct bpf_map *a,
-		      struct bpf_map *b, take_fn fn, bool final)
+		      struct bpf_map *b, bool *spare_a, take_fn fn, bool final)
 {
-	struct bpf_map *out = s->spare_a ? b : a, *in = s->spare_a ? a : b;
+	struct bpf_map *out = *spare_a ? b : a, *in = *spare_a ? a : b;
 	long n, m;
 	int err;
 
@@ -694,6 +695,7 @@ static long take_pair(struct session *s, struct bpf_map *outer, struct bpf_map *
 	err = set_active(outer, in);
 	if (err)
 		return err;
+	*spare_a = !*spare_a;
 	return take_entries(s, bpf_map__fd(out), bpf_map__key_size(out),
 			    bpf_map__value_size(out), true, fn);
 }
@@ -750,7 +752,8 @@ int session__drain(struct session *s, bool final)
 		goto out;
 	}
 	pct = fill_pct(k->maps.threads, n);
-	n = take_pair(s, k->maps.counts, k->maps.counts_a, k->maps.counts_b, take_count, final);
+	n = take_pair(s, k->maps.counts, k->maps.counts_a, k->maps.counts_b, &s->counts_spare_a,
+		      take_count, final);
 	if (n < 0) {
 		err = n;
 		goto out;
@@ -759,16 +762,16 @@ int session__drain(struct session *s, bool final)
 		pct = max_int(pct, fill_pct(k->maps.counts_a, n));
 		if (s->opts->wakers) {
 			n = take_pair(s, k->maps.wakes, k->maps.wakes_a, k->maps.wakes_b,
-				      take_wake, false);
+				      &s->wakes_spare_a, take_wake, false);
 			if (n < 0) {
 				err = n;
 				goto out;
 			}
 			pct = max_int(pct, fill_pct(k->maps.wakes_a, n));
 		}
-		s->spare_a = !s->spare_a;
 	} else if (s->opts->wakers) {
-		n = take_pair(s, k->maps.wakes, k->maps.wakes_a, k->maps.wakes_b, take_wake, true);
+		n = take_pair(s, k->maps.wakes, k->maps.wakes_a, k->maps.wakes_b,
+			      &s->wakes_spare_a, take_wake, true);
 		if (n < 0) {
 			err = n;
 			goto out;
