@@ -751,7 +751,8 @@ int session__drain(struct session *s, bool final)
 		err = n;
 		goto out;
 	}
-	pct = fill_pct(k->maps.threads, n);
+	/* what draining frees: live threads' entries stay, however many */
+	pct = fill_pct(k->maps.threads, ended.nr);
 	n = take_pair(s, k->maps.counts, k->maps.counts_a, k->maps.counts_b, &s->counts_spare_a,
 		      take_count, final);
 	if (n < 0) {
