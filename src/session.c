@@ -167,10 +167,9 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers) {
-		/* an inner map must match the outer map's template */
+		/* the kernel compares the size of an array in a map of maps, not of a hash */
 		bpf_map__set_max_entries(skel->maps.wakes_a, 1);
 		bpf_map__set_max_entries(skel->maps.wakes_b, 1);
-		bpf_map__set_max_entries(bpf_map__inner_map(skel->maps.wakes), 1);
 	}
 	/*
 	 * Stacks left to the window's end need its iterator; without it (old
