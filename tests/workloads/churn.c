@@ -3,9 +3,9 @@
  * churn: processes and threads that come and go, for wprof's memory and maps
  * under churn. In each of PHASES phases it runs PROCS processes one after
  * the other (fork, exec of itself as a child, wait) and THREADS threads, in
- * batches of 50, interleaved. A child naps 100 us at each of DEPTHS call
+ * batches of 50, interleaved. A child naps 1 us at each of DEPTHS call
  * depths (its addresses, randomized per process, make each of those user
- * stacks new), a thread at 4 of them, and both end. After each phase it
+ * stacks new), a thread at 8 of them, and both end. After each phase it
  * appends
  *	phase N procs P threads T
  * to LOG (the totals so far, its own count: ground truth for the test), then
@@ -39,7 +39,7 @@ static void nap_ms(long ms)
 /* Nap once at each depth from @depth down to 1: one user stack each. */
 static __attribute__((noinline)) void nap_down(int depth)
 {
-	struct timespec ts = { .tv_nsec = 100000 };
+	struct timespec ts = { .tv_nsec = 1000 };
 
 	if (depth > 1)
 		nap_down(depth - 1);
@@ -49,7 +49,7 @@ static __attribute__((noinline)) void nap_down(int depth)
 
 static void *napper(void *arg __attribute__((unused)))
 {
-	nap_down(4);
+	nap_down(8);
 	return NULL;
 }
 
