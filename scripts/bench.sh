@@ -410,8 +410,8 @@ churn_run() {
 	timeout -k 5 $((phases * 20)) "$churn" -l "$clog" -n "$phases" -p 1000 -t 0 -d 4 \
 		-w 1500 >/dev/null 2>&1 &
 	cpid=$!
-	while kill -0 "$cpid" 2>/dev/null || [ "$seen" -lt "$(wc -l <"$clog" 2>/dev/null || echo 0)" ]; do
-		n=$(wc -l <"$clog" 2>/dev/null || echo 0)
+	while kill -0 "$cpid" 2>/dev/null || [ "$seen" -lt "$(cat "$clog" 2>/dev/null | wc -l)" ]; do
+		n=$(cat "$clog" 2>/dev/null | wc -l)
 		if [ "$n" -gt "$seen" ]; then
 			seen=$n
 			procs=$(awk 'END { print $4 }' "$clog")

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Memory and maps under churn. `wprof record --exact-above 0 -- churn` while
-# churn runs 3 x 370 processes (fork, exec of itself, 16 naps of 1 us at
-# 16 call depths, exit) and 3 x 3000 threads (8 naps at 8 depths, exit).
+# churn runs 3 x 235 processes (fork, exec of itself, 24 naps of 1 us at
+# 24 call depths, exit) and 3 x 3000 threads (8 naps at 8 depths, exit).
 # More goes through the BPF maps than they hold: each thread has its own
 # keys of times by stacks (>= 8 each: 72,000 against the counts map's
 # 65,536), and each process its own user stacks (its addresses are
-# randomized: >= 16 each, 17,760 against the stack map's 16,384). It goes
+# randomized: >= 24 each, 16,920 against the stack map's 16,384). It goes
 # through only because wprof drains the maps while recording. (Not the
 # thread map's 32,768 threads: the pids would wrap around this machine's
 # pid_max, and a reused tid is one thread to wprof.)
@@ -25,21 +25,21 @@
 #   grows by at most RSS_PER_TASK_B bytes per process and thread churn made
 #   in between. Not flat: what an ended thread leaves is its lines of the
 #   output (here ~17 keys of times by stacks each, ~150 bytes a key) and a
-#   process its stacks (16 new ones each); 3.6 KB per task was measured
+#   process its stacks (24 new ones each); 3.6 KB per task was measured
 #   here. What else a process cost (its maps snapshot, ~8 KB) is freed.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 require_workload churn
 
-PROCS=370
+PROCS=235
 THREADS=3000
 : "${RSS_PER_TASK_B:=5120}"
 clog=$TMP/churn.log
 
 log "wprof record --exact-above 0 -f json -o out.json -- churn -n 3 -p $PROCS -t $THREADS"
 "$WPROF" record --exact-above 0 -f json -o "$TMP/out.json" -- "$WORKLOADS/churn" -l "$clog" \
-	-n 3 -p "$PROCS" -t "$THREADS" -d 16 -w 2000 >"$TMP/rec.out" 2>"$TMP/rec.err" &
+	-n 3 -p "$PROCS" -t "$THREADS" -d 24 -w 1500 >"$TMP/rec.out" 2>"$TMP/rec.err" &
 wpid=$!
 LIB_PIDS+=("$wpid")
 
@@ -67,8 +67,8 @@ read -r _ _ _ procs _ threads < <(tail -1 "$clog")
 check "churn ran every phase (log: $(tail -1 "$clog"))" test "$procs" -eq $((3 * PROCS))
 check "more keys than the counts map holds went through (threads x 8: $((threads * 8)))" \
 	test "$((threads * 8))" -gt 65536
-check "more stacks than the stack map holds went through (processes x 16: $((procs * 16)))" \
-	test "$((procs * 16))" -gt 16384
+check "more stacks than the stack map holds went through (processes x 24: $((procs * 24)))" \
+	test "$((procs * 24))" -gt 16384
 check "the maps were drained while recording" \
 	grep -qE '^wprof: maps drained [1-9][0-9]* times' "$TMP/rec.err"
 
