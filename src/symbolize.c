@@ -416,14 +416,26 @@ static void proc__compact(struct proc *p)
 			snap->files[j++] = snap->files[i];
 		}
 		snap->maps.nr = j;
-		if (j) { /* shrinking: cannot fail to keep what is there */
-			void *m = realloc(snap->maps.maps, j * sizeof(*snap->maps.maps));
-			void *f = realloc(snap->files, j * sizeof(*snap->files));
+		/*
+		 * Into new arrays, the old ones freed whole: shrunk in place,
+		 * each left a hole too small for the next process's arrays,
+		 * and the heap grew by kilobytes per process all the same.
+		 */
+		if (j) {
+			struct proc_map *m = malloc(j * sizeof(*m));
+			struct sym_file **f = malloc(j * sizeof(*f));
 
-			if (m)
+			if (m && f) {
+				memcpy(m, snap->maps.maps, j * sizeof(*m));
+				memcpy(f, snap->files, j * sizeof(*f));
+				free(snap->maps.maps);
+				free(snap->files);
 				snap->maps.maps = m;
-			if (f)
 				snap->files = f;
+			} else {
+				free(m);
+				free(f);
+			}
 		}
 	}
 }
