@@ -25,8 +25,8 @@
 #   grows by at most RSS_PER_TASK_B bytes per process and thread churn made
 #   in between. Not flat: what an ended thread leaves is its lines of the
 #   output (here ~17 keys of times by stacks each, ~150 bytes a key) and a
-#   process its stacks (24 new ones each); 3.6 KB per task was measured
-#   here. What else a process cost (its maps snapshot, ~8 KB) is freed.
+#   process its stacks (24 new ones each); 3.6-3.9 KB per task was
+#   measured here. What else a process cost (its maps snapshot, ~8 KB) is freed.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
