@@ -89,11 +89,30 @@ struct {
 	__type(value, struct wprof_stack);
 } stacks SEC(".maps") __weak;
 
-struct {
+/*
+ * Times by stacks. The programs add to the map in slot 0 of `counts`; user
+ * space drains them while recording by putting the other map of the pair
+ * there: that update waits for every program running to finish
+ * (synchronize_rcu()), after which nothing writes the map taken out, and it
+ * is read and emptied whole. The values are added to in place, without
+ * atomics (see add_val()): taking entries out of a map that is still
+ * written, even with BPF_MAP_LOOKUP_AND_DELETE_ELEM, could lose an addition
+ * made through a pointer looked up just before.
+ */
+struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct wprof_key);
 	__type(value, struct wprof_val);
+};
+struct counts_map counts_a SEC(".maps") __weak;
+struct counts_map counts_b SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct counts_map);
 } counts SEC(".maps") __weak;
 
 struct {
@@ -103,12 +122,21 @@ struct {
 	__type(value, struct wprof_thread);
 } threads SEC(".maps") __weak;
 
-/* --wakers only (max_entries is set to 1 otherwise) */
-struct {
+/* --wakers only (max_entries is set to 1 otherwise); drained as `counts` */
+struct wakes_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, struct wprof_wake_key);
 	__type(value, struct wprof_val);
+};
+struct wakes_map wakes_a SEC(".maps") __weak;
+struct wakes_map wakes_b SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct wakes_map);
 } wakes SEC(".maps") __weak;
 
 struct {
@@ -271,6 +299,14 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 slot, __u32 skip)
 	return store_stack(st, false);
 }
 
+/* The map of `counts` or `wakes` the programs add to now (NULL: none yet). */
+static __always_inline void *active_map(void *outer)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(outer, &zero);
+}
+
 /*
  * Add one interval (or one sample) of `delta_ns` to `key` in `map`, standing
  * for `weight` / WPROF_WEIGHT_ONE intervals like it. False if the map is full.
@@ -281,6 +317,11 @@ static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, 
 	struct wprof_val *val, zero = {};
 	long err;
 
+	if (!map) {
+		stat_add(full_stat, 1);
+		stat_add(WPROF_STAT_DROPPED_NS, delta_ns);
+		return false;
+	}
 	val = bpf_map_lookup_elem(map, key);
 	if (!val) {
 		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
@@ -318,7 +359,7 @@ static __always_inline bool account(__u32 pid, __u32 tid, __u64 ustack, __u64 ks
 		.state = state,
 	};
 
-	return add_val(&counts, &key, delta_ns, weight, WPROF_STAT_COUNTS_FULL);
+	return add_val(active_map(&counts), &key, delta_ns, weight, WPROF_STAT_COUNTS_FULL);
 }
 
 #endif /* WPROF_COMMON_BPF_H */

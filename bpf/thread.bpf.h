@@ -164,7 +164,7 @@ static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u6
 		};
 
 		__builtin_memcpy(key.waker_comm, th->waker_comm, sizeof(key.waker_comm));
-		if (!add_val(&wakes, &key, ns, weight, WPROF_STAT_WAKES_FULL))
+		if (!add_val(active_map(&wakes), &key, ns, weight, WPROF_STAT_WAKES_FULL))
 			th->lost_ns += ns;
 	}
 }

@@ -389,6 +389,48 @@ if [ -n "$redis_pid" ] && stop_tool redis-server "$redis_pid"; then
 	[ "$stop_rc" = 0 ] || note "redis-server exited with status $stop_rc"
 fi
 
+# ---- memory under process churn ----
+
+# `wprof record -a` while churn runs CHURN_PROCS processes (fork, exec, 4
+# naps, exit) in phases of 1000, with a pause after each; wprof's VmRSS is
+# read in each pause, a drain (1 s) after the phase's end. Sets churn_rss to
+# "PROCS KIB" lines, or churn_off to why there is none.
+CHURN_PROCS=${BENCH_CHURN_PROCS:-10000}
+churn_rss=""
+churn_off=""
+churn_run() {
+	local churn=$OUT/tests/workloads/churn log=$tmp/churn.wprof.log clog=$tmp/churn.log
+	local seen=0 n procs phases=$((CHURN_PROCS / 1000)) cpid stop_s=$STOP_S
+	if ! [ -x "$churn" ]; then
+		churn_off="skipped: $churn is not built (make test-bins)"
+		return
+	fi
+	start_tool churn-rss wprof "$log" "recording with" "$WPROF" record -a -o /dev/null ||
+		{ churn_off=$(cat "$tmp/churn-rss.off"); return; }
+	timeout -k 5 $((phases * 20)) "$churn" -l "$clog" -n "$phases" -p 1000 -t 0 -d 4 \
+		-w 1500 >/dev/null 2>&1 &
+	cpid=$!
+	while kill -0 "$cpid" 2>/dev/null || [ "$seen" -lt "$(cat "$clog" 2>/dev/null | wc -l)" ]; do
+		n=$(cat "$clog" 2>/dev/null | wc -l)
+		if [ "$n" -gt "$seen" ]; then
+			seen=$n
+			procs=$(awk 'END { print $4 }' "$clog")
+			sleep 1.1
+			churn_rss="$churn_rss$procs $(awk '/^VmRSS:/ { print $2 }' "/proc/$tool_pid/status")
+"
+			printf 'churn: %s processes, wprof RSS %s KiB\n' "$procs" \
+				"$(echo "$churn_rss" | awk 'NF { r = $2 } END { print r }')"
+		fi
+		sleep 0.1
+	done
+	wait "$cpid" || note "churn exited with status $? (its figures stop there)"
+	# symbolizing what 10,000 processes ran takes longer than a bench run's stop
+	STOP_S=120
+	stop_tool churn-rss "$tool_pid"
+	STOP_S=$stop_s
+}
+churn_run
+
 # ---- the table ----
 
 # med NAME: m and mb, the median of NAME.ops and whether it is an upper bound
@@ -545,6 +587,17 @@ if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 	med hwm && hwm=$(printf '%.1f MiB' "$m")
 	med rss && rss=$(printf '%.1f MiB' "$m")
 	echo "| wprof record -a, peak RSS | $hwm recording (VmHWM at the stop), $rss in all (--stats) | | | |"
+fi
+if [ -n "$churn_rss" ]; then
+	echo "$churn_rss" | awk -v goal="flat" 'NF {
+		if (!first) { first = $1; r1 = $2 } last = $1; r2 = $2 }
+		END {
+			d = last > first ? (r2 - r1) * 1024 / (last - first) : 0
+			printf "| wprof record -a under churn, RSS | %.1f MiB after %d processes, %.1f MiB after %d (%+.0f bytes per process) | | | %s: %s |\n",
+				r1 / 1024, first, r2 / 1024, last, d, goal, d < 512 ? "met" : "**not met**"
+		}'
+else
+	echo "| wprof record -a under churn, RSS | ${churn_off:-failed: no figure} | | | |"
 fi
 row "redis SET, 1 client: no profiler" redis-SET redis = req/s
 row "redis SET, 1 client: wprof record -p redis" redis-wprof-SET redis-wprof "$redis_base_set" req/s 5

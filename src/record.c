@@ -28,8 +28,21 @@
 #include "util.h"
 
 #define TICK_MS 100
-/* In -a mode, snapshot new processes' mappings this often. */
+/*
+ * In -a mode, snapshot new processes' mappings this often (in ticks' worth
+ * of time: under churn, events end most ticks early).
+ */
 #define SCAN_EVERY_TICKS 10
+/*
+ * Take the BPF maps' content into user space this often (see
+ * session__drain()), and every tick while the last drain found a map a
+ * quarter full: then a second could fill it. By the clock, not by ticks:
+ * under churn the ring buffer's events end most ticks early. The state of
+ * processes that ended is pruned at the same pace.
+ */
+#define DRAIN_EVERY_NS NSEC_PER_SEC
+#define DRAIN_SOON_NS (TICK_MS * NSEC_PER_MSEC)
+#define DRAIN_SOON_PCT 25
 
 /* One output: stdout, or an -o file. */
 struct output {
@@ -362,7 +375,10 @@ static const char *record_loop(struct recorder *r)
 		{ .fd = session__event_fd(r->session), .events = POLLIN },
 	};
 
-	for (unsigned long tick = 0;; tick++) {
+	__u64 next_drain = now_ns() + DRAIN_EVERY_NS, next_scan = 0;
+	bool drain_failed = false;
+
+	for (;;) {
 		struct signalfd_siginfo si;
 		int timeout = TICK_MS;
 		__u64 now = now_ns();
@@ -385,10 +401,22 @@ static const char *record_loop(struct recorder *r)
 			return "every target exited";
 		/* cheap when nothing changed: catches dlopen() and a fresh exec */
 		snapshot_targets(r);
-		if (o->filter == WPROF_FILTER_ALL && tick % SCAN_EVERY_TICKS == 0)
+		if (o->filter == WPROF_FILTER_ALL && now_ns() >= next_scan) {
 			snapshot_new_processes(r);
-		if (r->unw && tick % SCAN_EVERY_TICKS == 0)
-			unwtab__prune(r->unw);
+			next_scan = now_ns() + SCAN_EVERY_TICKS * TICK_MS * NSEC_PER_MSEC;
+		}
+		if (now_ns() >= next_drain) {
+			int pct = session__drain(r->session, false);
+
+			if (pct < 0 && !drain_failed) /* the maps keep it: losses, if any, are counted */
+				pr_err("cannot drain the BPF maps while recording: %s",
+				       strerror(-pct));
+			drain_failed |= pct < 0;
+			next_drain = now_ns() + (pct >= DRAIN_SOON_PCT ? DRAIN_SOON_NS : DRAIN_EVERY_NS);
+			if (r->unw)
+				unwtab__prune(r->unw);
+			symbolizer__prune(r->sym);
+		}
 	}
 }
 

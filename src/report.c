@@ -184,6 +184,7 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 {
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
+	struct session_drain_stats ds;
 	struct loss l[NR_LOSSES];
 	__u64 st[WPROF_STAT_CNT];
 	size_t nr_procs = profile__processes(p, &procs);
@@ -245,6 +246,11 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	print_unwind(f, p, st);
 	if (sym)
 		print_jit(f, sym);
+	session__drain_stats(s, &ds);
+	fprintf(f, "wprof: maps drained %llu times while recording: %llu entries of ended threads, "
+		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
+		(unsigned long long)ds.drains, (unsigned long long)ds.threads,
+		(unsigned long long)ds.stacks, (unsigned long long)ds.stacks_kept, ds.max_fill_pct);
 	losses(p, s, sym, l);
 	fprintf(f, "wprof: lost:");
 	for (int i = 0; i < NR_LOSSES; i++)

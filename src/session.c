@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,13 @@
 #include <bpf/libbpf.h>
 
 #include "session.h"
+#include "store.h"
 #include "util.h"
 #include "wprof.skel.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
+
+struct ended;
 
 struct session {
 	const struct record_opts *opts;
@@ -34,6 +38,12 @@ struct session {
 	void *event_ctx;
 	__u64 start_ns, end_ns;
 	bool running;
+	struct store *store; /* what was drained from the maps */
+	/* counts_a, wakes_a are out of use: the next drain puts them in */
+	bool counts_spare_a, wakes_spare_a;
+	struct session_drain_stats drains;
+	bool drained_final;  /* everything is in the store: the maps are not read again */
+	struct ended *ended; /* while draining */
 };
 
 static int libbpf_verbosity;
@@ -113,6 +123,22 @@ static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, boo
 	bpf_program__set_autoload(skel->progs.raw_fork, raw_tp);
 }
 
+/*
+ * Make @inner the map the programs add to, in slot 0 of @outer. The kernel
+ * waits for every program running to finish before it returns
+ * (synchronize_rcu() after an update of a map of maps): from then on
+ * nothing writes the map that was there before.
+ */
+static int set_active(struct bpf_map *outer, struct bpf_map *inner)
+{
+	__u32 zero = 0;
+	int fd = bpf_map__fd(inner);
+
+	if (bpf_map__update_elem(outer, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int try_load(struct session *s, bool raw_tp, bool snapshot)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
@@ -140,8 +166,11 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 		bpf_map__set_max_entries(skel->maps.proc_maps, 1);
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->max_block_ns = o->max_block_ns;
-	if (!o->wakers)
-		bpf_map__set_max_entries(skel->maps.wakes, 1);
+	if (!o->wakers) {
+		/* the kernel compares the size of an array in a map of maps, not of a hash */
+		bpf_map__set_max_entries(skel->maps.wakes_a, 1);
+		bpf_map__set_max_entries(skel->maps.wakes_b, 1);
+	}
 	/*
 	 * Stacks left to the window's end need its iterator; without it (old
 	 * kernels) every interval is walked at its switches.
@@ -159,10 +188,15 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	set_autoload(skel, raw_tp, snapshot, has_tracepoint(o->btf_path, "sched_entry_tp"),
 		     skel->rodata->resume_walk);
 	err = wprof_bpf__load(skel);
+	if (!err)
+		err = set_active(skel->maps.counts, skel->maps.counts_b);
+	if (!err)
+		err = set_active(skel->maps.wakes, skel->maps.wakes_b);
 	if (err) {
 		wprof_bpf__destroy(skel);
 		return err;
 	}
+	s->counts_spare_a = s->wakes_spare_a = true;
 	s->skel = skel;
 	s->raw_tp = raw_tp;
 	s->snapshot = snapshot;
@@ -222,6 +256,11 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->store = store__new();
+	if (!s->store) {
+		free(s);
+		return -ENOMEM;
+	}
 	s->opts = opts;
 	s->stats_fd = -1;
 	s->max_rows = rows_capacity(unwind_rows);
@@ -249,6 +288,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 			pr_err("cannot load the BPF programs: %s (run with -v for libbpf's log)",
 			       msg);
 		}
+		store__free(s->store);
 		free(s);
 		return err;
 	}
@@ -479,6 +519,10 @@ void session__stop(struct session *s)
 	s->nr_links = 0;
 	wprof_bpf__detach(s->skel);
 	s->running = false;
+	/* everything left in the maps, now that nothing writes them */
+	err = session__drain(s, true);
+	if (err < 0)
+		pr_err("cannot read the recorded data from the BPF maps: %s", strerror(-err));
 }
 
 __u64 session__window_start_ns(const struct session *s)
@@ -496,103 +540,306 @@ const char *session__attach_kind(const struct session *s)
 	return s->raw_tp ? "raw_tp" : "tp_btf";
 }
 
+/*
+ * Draining. The programs sum into maps of fixed size; under process churn
+ * (`-a`, a build) the keys of threads that have ended would fill them. So
+ * while recording, user space takes their content into its store (see
+ * store.h) every second or so, and once more after detaching:
+ * - counts and wakes: the pair's other map is put in use (set_active()
+ *   waits for the programs running), then the one taken out is read and
+ *   emptied; nothing writes it any more, so no addition is lost;
+ * - stacks: never written once stored (an id is a hash of the frames), so
+ *   an entry copied and deleted loses nothing; a later walk of the same
+ *   stack stores it again, under the same id;
+ * - threads: only the entries of threads that ended (exit_ns), taken after
+ *   the switch above, so that the program that saw the end has finished;
+ *   nothing writes them afterwards. Live threads' entries stay.
+ */
+#define DRAIN_BATCH 256
 
-
-
+typedef int (*take_fn)(struct session *s, const void *key, const void *val);
 
 /*
- * Every entry of a map, read once the programs are detached: `fn` gets the
- * key and value as raw bytes. 0, the first non-zero of `fn`, or -errno.
+ * Read every entry of @fd, or with @del take them out (the map must not be
+ * written meanwhile, or its values not changed in place), in batches. The
+ * number of entries, or -errno.
  */
-typedef int (*entry_fn)(const void *key, const void *val, void *ctx);
-
-static int for_each_entry(const struct bpf_map *map, entry_fn fn, void *ctx)
+static long take_entries(struct session *s, int fd, __u32 key_size, __u32 val_size, bool del,
+			 take_fn fn)
 {
-	__u32 key_size = bpf_map__key_size(map), val_size = bpf_map__value_size(map);
-	int fd = bpf_map__fd(map), err = 0;
-	char *key = malloc(key_size), *next = malloc(key_size), *val = malloc(val_size);
-	bool first = true;
+	char *keys = malloc((size_t)DRAIN_BATCH * key_size);
+	char *vals = malloc((size_t)DRAIN_BATCH * val_size);
+	__u32 batch = 0, n, nr_batch = DRAIN_BATCH;
+	bool first = true, done = false;
+	long total = 0;
+	int err = 0;
 
-	if (!key || !next || !val) {
+	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+	while (!done) {
+		n = nr_batch;
+		if (del)
+			err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch, keys,
+							      vals, &n, NULL);
+		else
+			err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals,
+						   &n, NULL);
+		if (err == -ENOENT) {
+			done = true; /* the last batch, perhaps not empty */
+			err = 0;
+		} else if (err == -ENOSPC && !n && nr_batch < DRAIN_BATCH * 64) {
+			/* one bucket holds more keys than a batch: a larger one */
+			nr_batch *= 2;
+			free(keys);
+			free(vals);
+			keys = malloc((size_t)nr_batch * key_size);
+			vals = malloc((size_t)nr_batch * val_size);
+			if (!keys || !vals) {
+				err = -ENOMEM;
+				goto out;
+			}
+			continue;
+		} else if (err) {
+			goto out;
+		}
 		first = false;
-		memcpy(key, next, key_size);
-		if (bpf_map_lookup_elem(fd, key, val))
-			continue; /* deleted meanwhile: cannot happen once detached */
-		err = fn(key, val, ctx);
+		for (__u32 i = 0; i < n && !err; i++)
+			err = fn(s, keys + (size_t)i * key_size, vals + (size_t)i * val_size);
 		if (err)
 			goto out;
+		total += n;
 	}
-	err = errno == ENOENT ? 0 : -errno;
 out:
-	free(key);
-	free(next);
-	free(val);
-	return err;
+	free(keys);
+	free(vals);
+	return err ? err : total;
 }
 
-/* The typed walks: one trampoline each, from raw bytes to the map's types. */
-struct walk {
-	union {
-		session_count_fn count;
-		session_thread_fn thread;
-		session_wake_fn wake;
-	} fn;
-	void *ctx;
+static int take_count(struct session *s, const void *key, const void *val)
+{
+	return store__add_count(s->store, key, val);
+}
+
+static int take_wake(struct session *s, const void *key, const void *val)
+{
+	return store__add_wake(s->store, key, val);
+}
+
+static int take_stack(struct session *s, const void *key, const void *val)
+{
+	return store__add_stack(s->store, *(const __u64 *)key, val);
+}
+
+/* A thread entry: the ended ones are noted for after the switch of counts. */
+struct ended {
+	__u32 *tids;
+	size_t nr, cap;
 };
 
-static int count_entry(const void *k, const void *v, void *ctx)
+static int note_ended(struct session *s, const void *key, const void *val)
 {
-	const struct walk *w = ctx;
+	const struct wprof_thread *t = val;
+	struct ended *e = s->ended;
 
-	return w->fn.count(k, v, w->ctx);
+	if (!t->exit_ns)
+		return 0;
+	if (e->nr == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 256;
+		__u32 *n = realloc(e->tids, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		e->tids = n;
+		e->cap = cap;
+	}
+	e->tids[e->nr++] = *(const __u32 *)key;
+	return 0;
 }
 
-static int thread_entry(const void *k, const void *v, void *ctx)
+static int take_thread(struct session *s, const void *key, const void *val)
 {
-	const struct walk *w = ctx;
-
-	return w->fn.thread(v, w->ctx);
+	return store__add_thread(s->store, val);
 }
 
-static int wake_entry(const void *k, const void *v, void *ctx)
+static int max_int(int a, int b)
 {
-	const struct walk *w = ctx;
+	return a > b ? a : b;
+}
 
-	return w->fn.wake(k, v, w->ctx);
+/* How full @map was, in percent, holding @nr entries. */
+static int fill_pct(const struct bpf_map *map, long nr)
+{
+	__u32 max = bpf_map__max_entries(map);
+
+	return max ? (int)(nr * 100 / max) : 0;
+}
+
+/* Switch the pair of @outer to its spare map and empty the one taken out. */
+static long take_pair(struct session *s, struct bpf_map *outer, struct bpf_map *a,
+		      struct bpf_map *b, bool *spare_a, take_fn fn, bool final)
+{
+	struct bpf_map *out = *spare_a ? b : a, *in = *spare_a ? a : b;
+	long n, m;
+	int err;
+
+	if (final) { /* detached: both maps are still */
+		n = take_entries(s, bpf_map__fd(out), bpf_map__key_size(out),
+				 bpf_map__value_size(out), true, fn);
+		m = n < 0 ? 0 : take_entries(s, bpf_map__fd(in), bpf_map__key_size(in),
+					     bpf_map__value_size(in), true, fn);
+		return n < 0 ? n : m < 0 ? m : n + m;
+	}
+	err = set_active(outer, in);
+	if (err)
+		return err;
+	*spare_a = !*spare_a;
+	return take_entries(s, bpf_map__fd(out), bpf_map__key_size(out),
+			    bpf_map__value_size(out), true, fn);
+}
+
+/*
+ * `-- CMD`: the processes it forked are added to `targets` (4096 entries) by
+ * the BPF side; those that ended are taken out, or a command that runs more
+ * processes than that (a build) would have the later ones go unrecorded.
+ * A pid is reused only after pid_max others: it is gone for good here.
+ */
+static void prune_targets(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.targets);
+	__u32 key, next, *gone = NULL;
+	size_t nr = 0, cap = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (!kill(key, 0) || errno != ESRCH)
+			continue;
+		if (nr == cap) {
+			__u32 *n = realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*n));
+
+			if (!n)
+				break;
+			gone = n;
+		}
+		gone[nr++] = key;
+	}
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+}
+
+int session__drain(struct session *s, bool final)
+{
+	struct wprof_bpf *k = s->skel;
+	struct ended ended = {};
+	long n;
+	int pct = 0, err = 0;
+
+	if (s->drained_final)
+		return 0;
+	s->ended = &ended;
+	if (!final && s->opts->cmd)
+		prune_targets(s);
+	/* threads that ended, before the switch that lets their last program finish */
+	n = final ? 0 : take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
+				     sizeof(struct wprof_thread), false, note_ended);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	/* what draining frees: live threads' entries stay, however many */
+	pct = fill_pct(k->maps.threads, ended.nr);
+	n = take_pair(s, k->maps.counts, k->maps.counts_a, k->maps.counts_b, &s->counts_spare_a,
+		      take_count, final);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	if (!final) {
+		pct = max_int(pct, fill_pct(k->maps.counts_a, n));
+		if (s->opts->wakers) {
+			n = take_pair(s, k->maps.wakes, k->maps.wakes_a, k->maps.wakes_b,
+				      &s->wakes_spare_a, take_wake, false);
+			if (n < 0) {
+				err = n;
+				goto out;
+			}
+			pct = max_int(pct, fill_pct(k->maps.wakes_a, n));
+		}
+	} else if (s->opts->wakers) {
+		n = take_pair(s, k->maps.wakes, k->maps.wakes_a, k->maps.wakes_b,
+			      &s->wakes_spare_a, take_wake, true);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < ended.nr; i++) {
+		struct wprof_thread t;
+
+		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(k->maps.threads), &ended.tids[i],
+						   &t))
+			continue; /* cannot happen: nothing else deletes */
+		err = store__add_thread(s->store, &t);
+		if (err)
+			goto out;
+		s->drains.threads++;
+	}
+	if (final) {
+		n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
+				 sizeof(struct wprof_thread), false, take_thread);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+	}
+	n = take_entries(s, bpf_map__fd(k->maps.stacks), sizeof(__u64),
+			 sizeof(struct wprof_stack), true, take_stack);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	pct = max_int(pct, fill_pct(k->maps.stacks, n));
+	s->drains.stacks += n;
+	if (final)
+		s->drained_final = true;
+	else
+		s->drains.drains++;
+	if (pct > s->drains.max_fill_pct)
+		s->drains.max_fill_pct = pct;
+out:
+	free(ended.tids);
+	s->ended = NULL;
+	return err ? err : pct;
 }
 
 int session__for_each_count(struct session *s, session_count_fn fn, void *ctx)
 {
-	struct walk w = { .fn.count = fn, .ctx = ctx };
-
-	return for_each_entry(s->skel->maps.counts, count_entry, &w);
+	return store__for_each_count(s->store, fn, ctx);
 }
 
 int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx)
 {
-	struct walk w = { .fn.thread = fn, .ctx = ctx };
-
-	return for_each_entry(s->skel->maps.threads, thread_entry, &w);
+	return store__for_each_thread(s->store, fn, ctx);
 }
 
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx)
 {
-	struct walk w = { .fn.wake = fn, .ctx = ctx };
-
-	return for_each_entry(s->skel->maps.wakes, wake_entry, &w);
+	return store__for_each_wake(s->store, fn, ctx);
 }
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
 {
-	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
-		return -errno;
-	if (out->nr > WPROF_MAX_STACK_DEPTH)
-		out->nr = WPROF_MAX_STACK_DEPTH;
-	return 0;
+	return store__stack(s->store, id, out);
+}
+
+void session__drain_stats(const struct session *s, struct session_drain_stats *out)
+{
+	*out = s->drains;
+	out->stacks_kept = store__nr_stacks(s->store);
 }
 
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
@@ -653,6 +900,7 @@ void session__free(struct session *s)
 	if (s->rows)
 		munmap(s->rows, s->rows_len);
 	wprof_bpf__destroy(s->skel);
+	store__free(s->store);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	free(s->links);

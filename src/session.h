@@ -2,6 +2,7 @@
 #ifndef WPROF_SESSION_H
 #define WPROF_SESSION_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "opts.h"
@@ -38,6 +39,24 @@ __u64 session__window_start_ns(const struct session *s);
 __u64 session__window_end_ns(const struct session *s);
 const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_tp" */
 
+/*
+ * Take what the maps hold into user space (see session.c): done every second
+ * or so while recording, sooner when a map was getting full, and once more
+ * by session__stop(), after which the maps are not read again. How full the
+ * fullest map was, in percent, or -errno.
+ */
+int session__drain(struct session *s, bool final);
+
+struct session_drain_stats {
+	__u64 drains;       /* while recording */
+	__u64 threads;      /* entries of ended threads taken while recording */
+	__u64 stacks;       /* stacks taken from the kernel (the same one may come back) */
+	__u64 stacks_kept;  /* distinct stacks kept in user space */
+	int max_fill_pct;   /* the fullest a map was when drained */
+};
+void session__drain_stats(const struct session *s, struct session_drain_stats *out);
+
+/* What was recorded, once session__stop() has drained the maps. */
 typedef int (*session_count_fn)(const struct wprof_key *k, const struct wprof_val *v, void *ctx);
 typedef int (*session_thread_fn)(const struct wprof_thread *t, void *ctx);
 int session__for_each_count(struct session *s, session_count_fn fn, void *ctx);

@@ -67,6 +67,7 @@ struct proc {
 	bool jit_counted;   /* counted in stats.jit_maps */
 	bool jit_untrusted; /* counted in stats.jit_untrusted */
 	bool jit_truncated; /* counted in stats.jit_truncated */
+	bool live;          /* in symbolizer.live: not seen ended yet */
 };
 
 /* A file whose code fell back to file+0xOFF, with how many frames did. */
@@ -97,6 +98,9 @@ struct symbolizer {
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct symbolizer_stats stats;
+	/* pids of processes not seen ended, for symbolizer__prune() */
+	__u32 *live;
+	size_t nr_live, cap_live;
 };
 
 /* ---- files ---- */
@@ -360,9 +364,12 @@ static struct proc *get_proc(struct symbolizer *s, int pid, __u64 start_time)
 		return p;
 	if (p) {
 		/* The pid was reused: what we hold describes another program. */
+		bool live = p->live; /* its pid is in s->live once */
+
 		proc__drop_snapshots(p);
 		perfmap__free(p->jit);
 		memset(p, 0, sizeof(*p));
+		p->live = live;
 	} else {
 		p = calloc(1, sizeof(*p));
 		if (!p || hmap__put(&s->procs, pid, 0, p, &old)) {
@@ -372,7 +379,86 @@ static struct proc *get_proc(struct symbolizer *s, int pid, __u64 start_time)
 	}
 	p->start_time = start_time;
 	p->gen = ++s->gen;
+	if (p->live)
+		return p;
+	if (s->nr_live == s->cap_live) {
+		size_t cap = s->cap_live ? 2 * s->cap_live : 256;
+		__u32 *n = realloc(s->live, cap * sizeof(*n));
+
+		if (!n)
+			return p; /* only never compacted */
+		s->live = n;
+		s->cap_live = cap;
+	}
+	s->live[s->nr_live++] = pid;
+	p->live = true;
 	return p;
+}
+
+/*
+ * A process that ended keeps of its snapshots what names its code: the
+ * executable mappings. Its data mappings name only the frames of a walk
+ * gone astray (they then fall back to "[unmapped]+0x..."), and they are
+ * most of a process's maps: under churn, keeping them made wprof's memory
+ * grow by kilobytes per process seen.
+ */
+static void proc__compact(struct proc *p)
+{
+	for (struct snapshot *snap = p->snaps; snap; snap = snap->older) {
+		size_t j = 0;
+
+		for (size_t i = 0; i < snap->maps.nr; i++) {
+			if (!proc_map__is_exec(&snap->maps.maps[i])) {
+				free(snap->maps.maps[i].path);
+				continue;
+			}
+			snap->maps.maps[j] = snap->maps.maps[i];
+			snap->files[j++] = snap->files[i];
+		}
+		snap->maps.nr = j;
+		/*
+		 * Into new arrays, the old ones freed whole: shrunk in place,
+		 * each left a hole too small for the next process's arrays,
+		 * and the heap grew by kilobytes per process all the same.
+		 */
+		if (j) {
+			struct proc_map *m = malloc(j * sizeof(*m));
+			struct sym_file **f = malloc(j * sizeof(*f));
+
+			if (m && f) {
+				memcpy(m, snap->maps.maps, j * sizeof(*m));
+				memcpy(f, snap->files, j * sizeof(*f));
+				free(snap->maps.maps);
+				free(snap->files);
+				snap->maps.maps = m;
+				snap->files = f;
+			} else {
+				free(m);
+				free(f);
+			}
+		}
+	}
+}
+
+void symbolizer__prune(struct symbolizer *s)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < s->nr_live; i++) {
+		__u32 pid = s->live[i];
+		struct proc *p = hmap__get(&s->procs, pid, 0);
+		__u64 ticks;
+
+		if (!p || !p->live)
+			continue;
+		if (!procmaps__start_time(pid, &ticks) && ticks == p->start_time) {
+			s->live[j++] = pid;
+			continue;
+		}
+		p->live = false;
+		proc__compact(p);
+	}
+	s->nr_live = j;
 }
 
 /* Re-read the perf map; a failure only means no JIT names (yet). */
@@ -856,6 +942,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	hmap__clear(&s->unnamed);
 	hmap__clear(&s->procs);
+	free(s->live);
 	hmap__clear(&s->files);
 	hmap__clear(&s->build_ids);
 	hmap__clear(&s->names);

@@ -54,6 +54,13 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
 int symbolizer__add_pid(struct symbolizer *s, int pid);
 
 /*
+ * Keep of the processes that ended only what names their code (their
+ * executable mappings), so that memory does not grow with the processes
+ * seen. Reads /proc/PID/stat of each process not known to have ended.
+ */
+void symbolizer__prune(struct symbolizer *s);
+
+/*
  * Name the user address @ip of @pid. @ip is exact: the caller has already
  * subtracted 1 from return addresses. Writes into @buf (truncated to
  * @size - 1 bytes):

@@ -785,6 +785,15 @@ int unwtab__add_pid(struct unwtab *u, int pid)
 	err = procmaps__start_time(pid, &ticks);
 	if (!err)
 		err = procmaps__read(pid, &maps);
+	if (err == -ESRCH && u->procs_fd >= 0) {
+		/*
+		 * Gone before we could read it: the entry the BPF side made at
+		 * its fork (a copy of its parent's) is nobody's now. Left
+		 * there, the entries of short-lived processes would fill the
+		 * map under churn.
+		 */
+		bpf_map_delete_elem(u->procs_fd, &pid);
+	}
 	if (err)
 		return err;
 	p = proc_get(u, pid);

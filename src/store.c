@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "store.h"
+
+/*
+ * One key and its summed value. Keys are hashed into an hmap; keys of the
+ * same hash (never seen, but possible) are chained.
+ */
+struct sum {
+	struct sum *next;
+	struct wprof_val val;
+	char key[]; /* struct wprof_key or wprof_wake_key: only as long as it is */
+};
+
+/*
+ * What the profile reads of a thread that ended (see collect_thread() and
+ * add_open() in profile.c): a third of struct wprof_thread, most of which
+ * describes the interval a live thread is in. Its histogram is kept sparse:
+ * the counts of the slots set in hist_mask, in order.
+ */
+struct ended_thread {
+	__u32 pid, tid;
+	char comm[WPROF_COMM_LEN];
+	__u64 first_ns, exit_ns, on_ns, blocks, max_block_ns, lost_ns;
+	__u64 off_ns[WPROF_STATE_CNT], kept_ns[WPROF_STATE_CNT];
+	__u32 hist_mask;
+	__u32 hist[];
+};
+
+/* A stack's frames, no more than it has (most are far shorter than the limit). */
+struct frames {
+	__u32 nr;
+	__u64 ips[];
+};
+
+struct store {
+	struct hmap counts, wakes; /* hash of the key -> struct sum chain */
+	struct hmap stacks;        /* id -> struct frames */
+	struct wprof_thread *threads; /* as the kernel had them at the end */
+	size_t nr_threads, cap_threads;
+	struct ended_thread **ended;  /* taken while recording */
+	size_t nr_ended, cap_ended;
+};
+
+struct store *store__new(void)
+{
+	return calloc(1, sizeof(struct store));
+}
+
+static void free_sums(struct hmap *h)
+{
+	for (size_t i = 0; i < h->cap; i++) {
+		struct sum *s = h->slots[i].val, *next;
+
+		for (; s; s = next) {
+			next = s->next;
+			free(s);
+		}
+	}
+	hmap__clear(h);
+}
+
+void store__free(struct store *st)
+{
+	if (!st)
+		return;
+	free_sums(&st->counts);
+	free_sums(&st->wakes);
+	for (size_t i = 0; i < st->stacks.cap; i++)
+		free(st->stacks.slots[i].val);
+	hmap__clear(&st->stacks);
+	free(st->threads);
+	for (size_t i = 0; i < st->nr_ended; i++)
+		free(st->ended[i]);
+	free(st->ended);
+	free(st);
+}
+
+static void merge(struct wprof_val *to, const struct wprof_val *v)
+{
+	to->count += v->count;
+	to->total_ns += v->total_ns;
+	to->weight += v->weight;
+	if (v->max_ns > to->max_ns)
+		to->max_ns = v->max_ns;
+}
+
+/* @key of @len bytes */
+static int add_sum(struct hmap *h, const void *key, size_t len, const struct wprof_val *v)
+{
+	__u64 hash = hmap__hash_bytes(key, len);
+	struct sum *head = hmap__get(h, hash, 0), *s;
+	void *old;
+	int err;
+
+	for (s = head; s; s = s->next) {
+		if (!memcmp(s->key, key, len)) {
+			merge(&s->val, v);
+			return 0;
+		}
+	}
+	s = malloc(sizeof(*s) + len);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->key, key, len);
+	s->val = *v;
+	s->next = head;
+	err = hmap__put(h, hash, 0, s, &old);
+	if (err)
+		free(s);
+	return err;
+}
+
+int store__add_count(struct store *st, const struct wprof_key *k, const struct wprof_val *v)
+{
+	return add_sum(&st->counts, k, sizeof(*k), v);
+}
+
+int store__add_wake(struct store *st, const struct wprof_wake_key *k, const struct wprof_val *v)
+{
+	return add_sum(&st->wakes, k, sizeof(*k), v);
+}
+
+int store__add_stack(struct store *st, __u64 id, const struct wprof_stack *s)
+{
+	__u32 nr = s->nr > WPROF_MAX_STACK_DEPTH ? WPROF_MAX_STACK_DEPTH : s->nr;
+	struct frames *f;
+	void *old;
+	int err;
+
+	if (hmap__get(&st->stacks, id, 0))
+		return 0;
+	f = malloc(sizeof(*f) + nr * sizeof(f->ips[0]));
+	if (!f)
+		return -ENOMEM;
+	f->nr = nr;
+	memcpy(f->ips, s->ips, nr * sizeof(f->ips[0]));
+	err = hmap__put(&st->stacks, id, 0, f, &old);
+	if (err)
+		free(f);
+	return err;
+}
+
+static int add_ended(struct store *st, const struct wprof_thread *t)
+{
+	struct ended_thread *e;
+	__u32 mask = 0, n = 0;
+
+	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
+		if (t->hist[i]) {
+			mask |= 1U << i;
+			n++;
+		}
+	if (st->nr_ended == st->cap_ended) {
+		size_t cap = st->cap_ended ? 2 * st->cap_ended : 256;
+		struct ended_thread **a = realloc(st->ended, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		st->ended = a;
+		st->cap_ended = cap;
+	}
+	e = malloc(sizeof(*e) + n * sizeof(e->hist[0]));
+	if (!e)
+		return -ENOMEM;
+	e->pid = t->pid;
+	e->tid = t->tid;
+	memcpy(e->comm, t->comm, sizeof(e->comm));
+	e->first_ns = t->first_ns;
+	e->exit_ns = t->exit_ns;
+	e->on_ns = t->on_ns;
+	e->blocks = t->blocks;
+	e->max_block_ns = t->max_block_ns;
+	e->lost_ns = t->lost_ns;
+	memcpy(e->off_ns, t->off_ns, sizeof(e->off_ns));
+	memcpy(e->kept_ns, t->kept_ns, sizeof(e->kept_ns));
+	e->hist_mask = mask;
+	n = 0;
+	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
+		if (mask & (1U << i))
+			e->hist[n++] = t->hist[i];
+	st->ended[st->nr_ended++] = e;
+	return 0;
+}
+
+/* The entry of an ended thread back, as the kernel had it (what else it had is not read). */
+static void expand(const struct ended_thread *e, struct wprof_thread *t)
+{
+	__u32 n = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = e->pid;
+	t->tid = e->tid;
+	memcpy(t->comm, e->comm, sizeof(t->comm));
+	t->first_ns = e->first_ns;
+	t->exit_ns = e->exit_ns;
+	t->on_ns = e->on_ns;
+	t->blocks = e->blocks;
+	t->max_block_ns = e->max_block_ns;
+	t->lost_ns = e->lost_ns;
+	memcpy(t->off_ns, e->off_ns, sizeof(t->off_ns));
+	memcpy(t->kept_ns, e->kept_ns, sizeof(t->kept_ns));
+	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
+		if (e->hist_mask & (1U << i))
+			t->hist[i] = e->hist[n++];
+}
+
+int store__add_thread(struct store *st, const struct wprof_thread *t)
+{
+	/* nothing writes an ended thread's entry: its pending interval went at its end */
+	if (t->exit_ns && !t->pend.start)
+		return add_ended(st, t);
+	if (st->nr_threads == st->cap_threads) {
+		size_t cap = st->cap_threads ? 2 * st->cap_threads : 256;
+		struct wprof_thread *n = realloc(st->threads, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->threads = n;
+		st->cap_threads = cap;
+	}
+	st->threads[st->nr_threads++] = *t;
+	return 0;
+}
+
+int store__stack(const struct store *st, __u64 id, struct wprof_stack *out)
+{
+	const struct frames *f = hmap__get(&st->stacks, id, 0);
+
+	if (!f)
+		return -ENOENT;
+	out->nr = f->nr;
+	memcpy(out->ips, f->ips, f->nr * sizeof(f->ips[0]));
+	return 0;
+}
+
+size_t store__nr_stacks(const struct store *st)
+{
+	return st->stacks.nr;
+}
+
+size_t store__nr_threads(const struct store *st)
+{
+	return st->nr_threads + st->nr_ended;
+}
+
+int store__for_each_count(const struct store *st, store_count_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < st->counts.cap; i++) {
+		for (const struct sum *s = st->counts.slots[i].val; s; s = s->next) {
+			int err = fn((const void *)s->key, &s->val, ctx);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int store__for_each_wake(const struct store *st, store_wake_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < st->wakes.cap; i++) {
+		for (const struct sum *s = st->wakes.slots[i].val; s; s = s->next) {
+			int err = fn((const void *)s->key, &s->val, ctx);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int store__for_each_thread(const struct store *st, store_thread_fn fn, void *ctx)
+{
+	struct wprof_thread t;
+
+	for (size_t i = 0; i < st->nr_threads; i++) {
+		int err = fn(&st->threads[i], ctx);
+
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < st->nr_ended; i++) {
+		int err;
+
+		expand(st->ended[i], &t);
+		err = fn(&t, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}

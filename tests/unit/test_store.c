@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The store of what was drained from the BPF maps while recording: values
+ * of one key taken in several drains add up (counts, times, weights) and
+ * keep the largest max; a stack is kept once; a thread that ended comes back
+ * with every field the profile reads, its histogram included, from the
+ * compact form it is kept in.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store.h"
+#include "unit.h"
+#include "util.h"
+
+struct seen {
+	int n;
+	struct wprof_key k;
+	struct wprof_val v;
+	struct wprof_thread t[2];
+};
+
+static int one_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (k->tid == 7) {
+		s->k = *k;
+		s->v = *v;
+	}
+	s->n++;
+	return 0;
+}
+
+static int one_thread(const struct wprof_thread *t, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 2)
+		s->t[s->n] = *t;
+	s->n++;
+	return 0;
+}
+
+static void test_counts(void)
+{
+	struct store *st = store__new();
+	struct wprof_key a = { .pid = 1, .tid = 7, .ustack_id = 11, .kstack_id = 12, .state = 1 };
+	struct wprof_key b = a;
+	struct wprof_val v1 = { .count = 2, .total_ns = 300, .max_ns = 200, .weight = 5 };
+	struct wprof_val v2 = { .count = 1, .total_ns = 50, .max_ns = 50, .weight = 1 };
+	struct seen s = {};
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	b.tid = 8;
+	CHECK(!store__add_count(st, &a, &v1), "add a");
+	CHECK(!store__add_count(st, &b, &v2), "add b");
+	CHECK(!store__add_count(st, &a, &v2), "add a again (a later drain)");
+	store__for_each_count(st, one_count, &s);
+	CHECK_EQ_U64(s.n, 2, "two keys");
+	CHECK_EQ_U64(s.k.ustack_id, 11, "the key comes back");
+	CHECK_EQ_U64(s.v.count, 3, "counts add up");
+	CHECK_EQ_U64(s.v.total_ns, 350, "times add up");
+	CHECK_EQ_U64(s.v.weight, 6, "weights add up");
+	CHECK_EQ_U64(s.v.max_ns, 200, "the largest max stays");
+	store__free(st);
+}
+
+static void test_stacks(void)
+{
+	struct store *st = store__new();
+	struct wprof_stack in = { .nr = 3, .ips = { 10, 20, 30 } }, out;
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	CHECK(!store__add_stack(st, 99, &in), "add");
+	in.ips[0] = 11; /* the same id again is the same stack: the first copy stays */
+	CHECK(!store__add_stack(st, 99, &in), "add again");
+	CHECK_EQ_U64(store__nr_stacks(st), 1, "kept once");
+	CHECK(!store__stack(st, 99, &out), "found");
+	CHECK_EQ_U64(out.nr, 3, "frames");
+	CHECK_EQ_U64(out.ips[0], 10, "first copy");
+	CHECK_EQ_U64(out.ips[2], 30, "last frame");
+	CHECK(store__stack(st, 98, &out) == -ENOENT, "unknown id: -ENOENT");
+	store__free(st);
+}
+
+static void test_threads(void)
+{
+	struct store *st = store__new();
+	struct wprof_thread live = { .pid = 5, .tid = 6, .off_since_ns = 123 }, ended = {};
+	struct seen s = {};
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	ended.pid = 5;
+	ended.tid = 9;
+	snprintf(ended.comm, sizeof(ended.comm), "worker");
+	ended.exit_ns = 1000;
+	ended.on_ns = 400;
+	ended.off_ns[WPROF_OFF_SLEEP] = 300;
+	ended.off_ns[WPROF_OFF_RUNQ] = 20;
+	ended.kept_ns[WPROF_OFF_SLEEP] = 250;
+	ended.blocks = 4;
+	ended.max_block_ns = 150;
+	ended.lost_ns = 7;
+	ended.hist[0] = 3;
+	ended.hist[5] = 1;
+	ended.hist[WPROF_HIST_SLOTS - 1] = 2;
+	CHECK(!store__add_thread(st, &live), "add a live thread");
+	CHECK(!store__add_thread(st, &ended), "add an ended one");
+	CHECK_EQ_U64(store__nr_threads(st), 2, "two threads");
+	store__for_each_thread(st, one_thread, &s);
+	CHECK_EQ_U64(s.n, 2, "both come back");
+	CHECK_EQ_U64(s.t[0].off_since_ns, 123, "the live one whole");
+	CHECK(!memcmp(&s.t[1], &ended, sizeof(ended)), "the ended one as it was");
+	store__free(st);
+}
+
+int main(void)
+{
+	test_counts();
+	test_stacks();
+	test_threads();
+	return unit_done();
+}
