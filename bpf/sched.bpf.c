@@ -158,7 +158,7 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		add_interval(th, &iv, 0);
 		return;
 	}
-	/* walked by on_resume(), in the thread's context, as it gets the CPU */
+	/* walked by tp_sched_exit(), in the thread's context, as it gets the CPU */
 	if (th->pend.start)
 		drop_pending(th);
 	th->pend.weight = iv.weight;
@@ -183,7 +183,7 @@ static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to
 
 /*
  * Whether a thread leaving the CPU keeps its user stack as it is until it
- * runs again, in its own context (on_resume()): its user registers are saved
+ * runs again, in its own context (tp_sched_exit()): its user registers are saved
  * on its kernel stack and nothing but the thread itself changes them or the
  * frames they point to. Except:
  * - a stopped or traced thread: its tracer may set its registers and memory;
@@ -212,7 +212,7 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
  * the thread gets a CPU again, if the interval is walked (walk_weight()):
  * it cannot change before. So can the user stack, where stack_holds(): then
  * the walk happens in the thread's own context just after its switch-in, at
- * sched_exit_tp (on_resume()). Else it is walked now. Returns the kind of
+ * sched_exit_tp (tp_sched_exit()). Else it is walked now. Returns the kind of
  * switch (WPROF_STAT_SW_*).
  */
 static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, bool typed,
