@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gzip.h"
 #include "pprof.h"
 #include "recline.h"
 #include "strmap.h"
@@ -307,43 +307,10 @@ static void value_type(struct pprof *pp, struct pbuf *out, int field, const char
 	pb_msg(out, field, &pp->label);
 }
 
-/* The whole message, gzip-compressed (zlib's gzip wrapper: windowBits 15 + 16), to @f. */
-static int write_gzip(const struct pbuf *b, FILE *f)
+int pprof__write_recording(const struct recording *r, FILE *f)
 {
-	z_stream z = {};
-	unsigned char *out;
-	uLong bound;
-	int ret;
-
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&z, b->len);
-	out = malloc(bound);
-	if (!out) {
-		deflateEnd(&z);
-		return -ENOMEM;
-	}
-	z.next_in = b->p;
-	z.avail_in = b->len;
-	z.next_out = out;
-	z.avail_out = bound;
-	ret = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(out);
-		return -EIO;
-	}
-	ret = fwrite(out, 1, z.total_out, f) == z.total_out && !fflush(f) && !ferror(f) ? 0 :
-	      errno ? -errno : -EIO;
-	free(out);
-	return ret;
-}
-
-int pprof__write_recording(const struct folded *lines, const struct profile *p,
-			   const struct record_opts *o, const struct rec_info *ri, FILE *f)
-{
-	struct pprof pp = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
+	const struct rec_info *ri = &r->info;
+	struct pprof pp = { .p = &r->prof, .tag_leaf = r->tag_leaf, .ids = r->ids };
 	struct pbuf head = {}, all = {};
 	char comment[700];
 	int err;
@@ -366,10 +333,10 @@ int pprof__write_recording(const struct folded *lines, const struct profile *p,
 	pb_uint(&pp.fn, MAPPING_ID, 1);
 	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
 	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
-	if (o->inlines)
+	if (r->inlines)
 		pb_uint(&pp.fn, MAPPING_HAS_INLINE_FRAMES, 1);
 	pb_msg(&head, PROFILE_MAPPING, &pp.fn);
-	err = folded__for_each(lines, add_sample, &pp);
+	err = folded__for_each(r->lines, add_sample, &pp);
 	if (err)
 		goto out;
 	pb_uint(&head, PROFILE_TIME_NANOS, ri->start_ns);
@@ -397,7 +364,7 @@ int pprof__write_recording(const struct folded *lines, const struct profile *p,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = write_gzip(&all, f);
+	err = gzip__write(all.p, all.len, f);
 out:
 	free(head.p);
 	free(all.p);
