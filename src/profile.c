@@ -224,9 +224,17 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 		memcpy(t->pcomm, comm, sizeof(t->pcomm));
 		t->pcomm[sizeof(t->pcomm) - 1] = '\0';
 	}
-	t->selected = (!o->thread_glob || !fnmatch(o->thread_glob, t->comm, 0)) &&
-		      (!o->comm_glob || !fnmatch(o->comm_glob, t->pcomm, 0)) &&
-		      !(o->no_idle_threads && t->on_ns == 0 && t->samples == 0);
+	/* before add_count(): sampled_thread() sets samples to 1 for a thread only samples saw */
+	t->idle = t->on_ns == 0 && t->samples == 0;
+	t->selected = profile__selects(t, o->thread_glob, o->comm_glob, o->no_idle_threads);
+}
+
+bool profile__selects(const struct thread_acct *t, const char *thread_glob, const char *comm_glob,
+		      bool no_idle_threads)
+{
+	return (!thread_glob || !fnmatch(thread_glob, t->comm, 0)) &&
+	       (!comm_glob || !fnmatch(comm_glob, t->pcomm, 0)) &&
+	       !(no_idle_threads && t->idle);
 }
 
 /* A thread seen only in samples (it never switched): named from /proc. */

@@ -30,6 +30,7 @@ struct thread_acct {
 	__u64 kept_ns[WPROF_STATE_CNT];
 	bool has_lines[WPROF_STATE_CNT];
 	bool lost_lines;                /* a full map dropped some of its walked intervals */
+	bool idle;                      /* never on a CPU: what --no-idle-threads leaves out */
 	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
 };
 
@@ -85,6 +86,12 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
  * us fields are sums of the threads' us, so a process adds up as they do.
  */
 size_t profile__processes(const struct profile *p, struct thread_acct **out);
+/*
+ * Whether --thread-name @thread_glob, --comm @comm_glob (the process's name)
+ * and --no-idle-threads keep @t: what t->selected says after profile__build().
+ */
+bool profile__selects(const struct thread_acct *t, const char *thread_glob, const char *comm_glob,
+		      bool no_idle_threads);
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);
 

@@ -13,16 +13,12 @@
 
 #include "cli.h"
 #include "folded.h"
-#include "outfile.h"
-#include "pprof.h"
+#include "output.h"
 #include "profile.h"
-#include "recinfo.h"
-#include "recline.h"
 #include "record.h"
 #include "report.h"
 #include "samplerate.h"
 #include "session.h"
-#include "svg.h"
 #include "symbolize.h"
 #include "unwtab.h"
 #include "util.h"
@@ -44,16 +40,11 @@
 #define DRAIN_SOON_NS (TICK_MS * NSEC_PER_MSEC)
 #define DRAIN_SOON_PCT 25
 
-/* One output: stdout, or an -o file. */
-struct output {
-	const struct output_spec *spec;
-	FILE *f;
-	struct outfile file; /* -o */
-};
-
 struct recorder {
 	struct record_opts opts;
-	struct output outs[MAX_OUTPUTS]; /* opts.nr_outputs of them */
+	struct outputs outs;
+	int argc;            /* wprof's arguments after "wprof", for the recording */
+	char **argv;
 	struct session *session;
 	struct symbolizer *sym;
 	struct unwtab *unw;  /* NULL with --no-cfi */
@@ -116,77 +107,6 @@ static int check_targets(const struct record_opts *o)
 		}
 	}
 	return 0;
-}
-
-static int open_outputs(struct recorder *r)
-{
-	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
-		struct output *out = &r->outs[i];
-		int err;
-
-		out->spec = &r->opts.outputs[i];
-		if (!out->spec->path) {
-			out->f = stdout;
-			continue;
-		}
-		err = outfile__open(out->spec->path, &out->file);
-		if (err)
-			return err;
-		out->f = out->file.f;
-	}
-	return 0;
-}
-
-static int write_output(struct recorder *r, struct output *out, const struct profile *prof,
-			const struct folded *lines, const struct folded *plain,
-			const struct rec_info *ri)
-{
-	switch (out->spec->format) {
-	case FORMAT_JSON:
-		return report__json(prof, r->session, r->sym, &r->opts, lines, out->f);
-	case FORMAT_THREADS:
-		return report__threads(prof, out->f);
-	case FORMAT_SVG:
-		return svg__write_recording(lines, prof, &r->opts, ri, out->f);
-	case FORMAT_PPROF:
-		return pprof__write_recording(lines, prof, &r->opts, ri, out->f);
-	default:
-		return folded__write(plain ? plain : lines, out->f);
-	}
-}
-
-/* Write every output; a failed one is named and does not stop the others. */
-static int write_outputs(struct recorder *r, const struct profile *prof, const struct folded *f)
-{
-	struct folded *plain = NULL;
-	struct rec_info ri;
-	int first = 0;
-
-	rec_info__fill(&ri, &r->opts, prof, session__window_start_ns(r->session));
-	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
-		struct output *out = &r->outs[i];
-		int err = 0;
-
-		/* the folded text has no ids: those lines are for the other formats */
-		if (out->spec->format == FORMAT_FOLDED && opts__line_ids(&r->opts) && !plain) {
-			plain = folded__new();
-			err = plain ? rec_line__strip_ids(f, r->opts.tag_leaf, plain) : -ENOMEM;
-		}
-		if (!err)
-			err = write_output(r, out, prof, f, plain, &ri);
-		if (!err && out->f == stdout && fflush(stdout))
-			err = -errno;
-		if (!err && out->file.f)
-			err = outfile__commit(&out->file); /* says what failed */
-		else if (err)
-			pr_err("cannot write %s: %s%s", out->spec->path ? out->spec->path : "to stdout",
-			       strerror(-err), err == -EPIPE ? " (the reader went away)" :
-					       err == -ENOSPC ? " (the disk is full)" : "");
-		if (err && !first)
-			first = err;
-	}
-	folded__free(plain);
-	return first;
 }
 
 /* How CMD ended, in a line of the summary, and the exit status wprof takes from it. */
@@ -444,15 +364,14 @@ static int check_freq(const struct record_opts *o)
  * the one the summary prints (map losses do not lower it), over the
  * on-CPU time of every thread timed.
  */
-static void check_sample_rate(const struct profile *p, struct session *s,
-			      const struct record_opts *o)
+static void check_sample_rate(const struct recording *rec, const struct record_opts *o)
 {
-	__u64 st[WPROF_STAT_CNT], on_ns = 0, got_hz;
+	const struct profile *p = &rec->prof;
+	__u64 on_ns = 0, got_hz;
 
 	for (size_t i = 0; i < p->nr_threads; i++)
 		on_ns += p->threads[i].on_ns;
-	session__stats(s, st);
-	if (!samplerate__short(st[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
+	if (!samplerate__short(rec->stats[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
 		return;
 	pr_info("warning: -F %llu gave only %llu samples a second of on-CPU time (%llu%%): the "
 		"timer cannot fire that often on this machine; use -F %llu or lower",
@@ -461,8 +380,14 @@ static void check_sample_rate(const struct profile *p, struct session *s,
 		(unsigned long long)samplerate__suggest(got_hz));
 }
 
+/*
+ * Stop, and copy what was measured into a struct recording (the last use of
+ * the BPF session's and the symbolizer's data), which every output is
+ * written from.
+ */
 static int finish(struct recorder *r, const char *why)
 {
+	struct recording rec = {};
 	struct profile prof;
 	struct folded *f;
 	int err;
@@ -476,26 +401,34 @@ static int finish(struct recorder *r, const char *why)
 		unwtab__stats(r->unw, &prof.unw);
 	if (err) {
 		pr_err("cannot read the recorded data: %s", strerror(-err));
+		profile__free(&prof);
+		folded__free(f);
+		return err;
+	}
+	err = recording__capture(&rec, &prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
+	if (err) {
+		pr_err("cannot keep the recorded data: %s", strerror(-err));
 		goto out;
 	}
-	err = write_outputs(r, &prof, f);
+	err = outputs__write(&r->outs, &rec);
 	/* what was measured is on stderr even when the output could not be written */
-	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
-	report__summary(&prof, r->session, r->sym, stderr);
-	check_sample_rate(&prof, r->session, &r->opts);
+	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(rec.lines),
+		err ? "not written" : "written");
+	report__summary(&rec, stderr);
+	check_sample_rate(&rec, &r->opts);
 	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);
-		report__switch_kinds(r->session, stderr);
+		report__switch_kinds(&rec, stderr);
 	}
 out:
-	profile__free(&prof);
-	folded__free(f);
+	recording__free(&rec);
 	return err;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1 };
+	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1, .argc = argc,
+			      .argv = argv };
 	sigset_t mask, oldmask;
 	const char *why;
 	int err, code = 0;
@@ -509,7 +442,7 @@ int cmd_record(int argc, char **argv)
 	}
 	err = check_targets(&r.opts);
 	if (!err)
-		err = open_outputs(&r);
+		err = outputs__open(&r.outs, r.opts.outputs, r.opts.nr_outputs);
 	if (err)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
@@ -602,8 +535,7 @@ out:
 		kill(r.child, SIGTERM);
 		waitpid(r.child, NULL, 0);
 	}
-	for (size_t i = 0; i < r.opts.nr_outputs; i++)
-		outfile__abort(&r.outs[i].file); /* a run that failed leaves the old file */
+	outputs__abort(&r.outs); /* a run that failed leaves the old files */
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);

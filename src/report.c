@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debughint.h"
 #include "report.h"
 #include "perfmap.h"
 #include "util.h"
@@ -20,16 +19,12 @@ enum { NR_LOSSES = 17 };
 #define SUMMARY_PROCS 10
 #define SUMMARY_THREADS 10
 
-static void losses(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		   struct loss out[NR_LOSSES])
+static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 {
-	struct symbolizer_stats ss = {};
-	__u64 st[WPROF_STAT_CNT];
+	const struct profile *p = &r->prof;
+	const __u64 *st = r->stats;
 	int i = 0;
 
-	session__stats(s, st);
-	if (sym)
-		symbolizer__stats(sym, &ss);
 	out[i++] = (struct loss){ "user_stack_errors", st[WPROF_STAT_USTACK_ERR] };
 	out[i++] = (struct loss){ "kernel_stack_errors", st[WPROF_STAT_KSTACK_ERR] };
 	out[i++] = (struct loss){ "user_stacks_truncated", st[WPROF_STAT_USTACK_TRUNC] };
@@ -47,7 +42,7 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
-	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
+	out[i++] = (struct loss){ "files_unopened", r->sym.files_failed };
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -88,21 +83,18 @@ static size_t threads_of(const struct profile *p, __u32 pid, const struct thread
 }
 
 /* Perf maps that were not used, or not whole. */
-static void print_jit(FILE *f, const struct symbolizer *sym)
+static void print_jit(FILE *f, const struct symbolizer_stats *ss)
 {
-	struct symbolizer_stats ss;
-
-	symbolizer__stats(sym, &ss);
-	if (ss.jit_untrusted)
+	if (ss->jit_untrusted)
 		fprintf(f, "wprof: %llu perf maps ignored: not a file of the process's own user "
-			"that it can read\n", (unsigned long long)ss.jit_untrusted);
-	if (ss.jit_truncated)
+			"that it can read\n", (unsigned long long)ss->jit_untrusted);
+	if (ss->jit_truncated)
 		fprintf(f, "wprof: %llu perf maps read only up to their first %u MiB\n",
-			(unsigned long long)ss.jit_truncated, PERFMAP_MAX_BYTES >> 20);
+			(unsigned long long)ss->jit_truncated, PERFMAP_MAX_BYTES >> 20);
 }
 
 /* How the user stacks were walked, and every walk that stopped short, by why. */
-static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 {
 	static const char *const why[WPROF_CUT_CNT] = {
 		[WPROF_CUT_NO_TABLE] = "process code not loaded yet (frame pointers only)",
@@ -133,7 +125,7 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_
 }
 
 /* How the off-CPU intervals' stacks were taken (see --exact-above). */
-static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+static void print_walks(FILE *f, const struct profile *p, const __u64 *st)
 {
 	__u64 exact = st[WPROF_STAT_IV_EXACT], sampled = st[WPROF_STAT_IV_SAMPLED];
 	__u64 skipped = st[WPROF_STAT_IV_SKIPPED];
@@ -156,15 +148,15 @@ static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_S
 }
 
 /* --stats: the switches by kind, and the BPF time each kind took. */
-void report__switch_kinds(struct session *s, FILE *f)
+void report__switch_kinds(const struct recording *r, FILE *f)
 {
 	static const char *const names[] = {
 		"other tasks", "kernel threads", "walked", "preempted",
 		"deferred", "resumed+walked", "switch-in",
 	};
-	__u64 st[WPROF_STAT_CNT], n = 0, ns = 0;
+	const __u64 *st = r->stats;
+	__u64 n = 0, ns = 0;
 
-	session__stats(s, st);
 	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
 		__u64 cnt = st[WPROF_STAT_SW_OTHER + k], t = st[WPROF_STAT_NS_OTHER + k];
 
@@ -179,14 +171,14 @@ void report__switch_kinds(struct session *s, FILE *f)
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
-void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		     FILE *f)
+void report__summary(const struct recording *r, FILE *f)
 {
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
+	const struct session_drain_stats *ds = &r->drain;
+	const __u64 *st = r->stats;
 	struct thread_acct *procs;
-	struct session_drain_stats ds;
 	struct loss l[NR_LOSSES];
-	__u64 st[WPROF_STAT_CNT];
 	size_t nr_procs = profile__processes(p, &procs);
 
 	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads; i++) {
@@ -204,7 +196,6 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 			nr_procs - SUMMARY_PROCS);
 	free(threads);
 	free(procs);
-	session__stats(s, st);
 	fprintf(f, "wprof: recorded %.3f s, %zu processes, %zu threads", p->window_ns / 1e9,
 		nr_procs, (size_t)(p->nr_threads - p->threads_left_out));
 	if (p->threads_left_out)
@@ -244,20 +235,18 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
-	if (sym)
-		print_jit(f, sym);
-	session__drain_stats(s, &ds);
+	print_jit(f, &r->sym);
 	fprintf(f, "wprof: maps drained %llu times while recording: %llu entries of ended threads, "
 		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
-		(unsigned long long)ds.drains, (unsigned long long)ds.threads,
-		(unsigned long long)ds.stacks, (unsigned long long)ds.stacks_kept, ds.max_fill_pct);
-	losses(p, s, sym, l);
+		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
+		(unsigned long long)ds->stacks, (unsigned long long)ds->stacks_kept, ds->max_fill_pct);
+	losses(r, l);
 	fprintf(f, "wprof: lost:");
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
 	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
-	if (sym)
-		debughint__print(sym, f);
+	if (r->notes)
+		fputs(r->notes, f);
 }
 
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
@@ -277,8 +266,9 @@ static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_a
 		t->max_block_ns / 1e6);
 }
 
-int report__threads(const struct profile *p, FILE *f)
+int report__threads(const struct recording *r, FILE *f)
 {
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
@@ -420,11 +410,11 @@ static int json_stack(const char *line, __u64 weight, __u64 count, __u64 max, vo
 	return 0;
 }
 
-int report__json(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		 const struct record_opts *o, const struct folded *stacks, FILE *f)
+int report__json(const struct recording *r, FILE *f)
 {
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
-	struct json_ctx j = { .f = f, .tag_leaf = o->tag_leaf, .first = true };
+	struct json_ctx j = { .f = f, .tag_leaf = r->tag_leaf, .first = true };
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
 	struct loss l[NR_LOSSES];
@@ -436,7 +426,7 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 		return -ENOMEM;
 	}
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
-		(unsigned long long)p->window_ns / 1000, (unsigned long long)o->freq_hz,
+		(unsigned long long)p->window_ns / 1000, (unsigned long long)r->info.freq_hz,
 		(unsigned long long)p->period_ns / 1000);
 	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
 		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
@@ -465,9 +455,9 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 	free(threads);
 	free(procs);
 	fprintf(f, "\n  ],\n  \"stacks\": [");
-	err = folded__for_each(stacks, json_stack, &j);
+	err = folded__for_each(r->lines, json_stack, &j);
 	fprintf(f, "\n  ],\n  \"lost\": {");
-	losses(p, s, sym, l);
+	losses(r, l);
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", l[i].name,
 			(unsigned long long)l[i].value);

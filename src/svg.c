@@ -466,10 +466,11 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0, 0);
 }
 
-int svg__write_recording(const struct folded *lines, const struct profile *p,
-			 const struct record_opts *o, const struct rec_info *ri, FILE *f)
+int svg__write_recording(const struct recording *r, FILE *f)
 {
-	struct rec_ctx c = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
+	const struct profile *p = &r->prof;
+	const struct rec_info *ri = &r->info;
+	struct rec_ctx c = { .p = p, .tag_leaf = r->tag_leaf, .ids = r->ids };
 	struct svg_opts so = {};
 	char title[600], subtitle[256], date[64], win[64];
 	int err;
@@ -477,7 +478,7 @@ int svg__write_recording(const struct folded *lines, const struct profile *p,
 	c.fl = flame__new();
 	if (!c.fl)
 		return -ENOMEM;
-	err = folded__for_each(lines, add_line, &c);
+	err = folded__for_each(r->lines, add_line, &c);
 	if (!err)
 		err = flame__finish(c.fl);
 	if (err)
