@@ -3,69 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debughint.h"
 #include "recline.h"
 #include "recording.h"
-
-/* "wprof record -d 3 -- ls": for people, not to be run again (no quoting). */
-static char *join_args(int argc, char **argv)
-{
-	size_t len = strlen("wprof") + 1;
-	char *s;
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = malloc(len);
-	if (!s)
-		return NULL;
-	strcpy(s, "wprof");
-	for (int i = 0; i < argc; i++) {
-		strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
-/* The debug hints the summary ends with, as text: they need the symbolizer and dpkg. */
-static int capture_hints(struct recording *r, const struct symbolizer *sym)
-{
-	size_t len = 0;
-	FILE *f = open_memstream(&r->notes, &len);
-
-	if (!f)
-		return -errno;
-	debughint__print(sym, f);
-	if (fclose(f))
-		return -ENOMEM;
-	if (!len) {
-		free(r->notes);
-		r->notes = NULL;
-	}
-	return 0;
-}
-
-int recording__capture(struct recording *r, struct profile *p, struct folded *lines,
-		       struct session *s, const struct symbolizer *sym,
-		       const struct record_opts *o, int argc, char **argv)
-{
-	memset(r, 0, sizeof(*r));
-	r->prof = *p;
-	memset(p, 0, sizeof(*p));
-	r->lines = lines;
-	rec_info__fill(&r->info, o, &r->prof, session__window_start_ns(s));
-	r->tag_leaf = o->tag_leaf;
-	r->ids = opts__line_ids(o);
-	r->no_states = o->no_states;
-	r->wakers = o->wakers;
-	r->inlines = o->inlines;
-	session__stats(s, r->stats);
-	session__drain_stats(s, &r->drain);
-	symbolizer__stats(sym, &r->sym);
-	r->cmdline = join_args(argc, argv);
-	if (!r->cmdline)
-		return -ENOMEM;
-	return capture_hints(r, sym);
-}
 
 void recording__free(struct recording *r)
 {

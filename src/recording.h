@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Everything one recording measured, in plain memory: copied out of the
- * detached BPF session and the symbolizer once (recording__capture()), or
+ * detached BPF session and the symbolizer once (record.c's capture()), or
  * read back from a .wprof file (recfile.h). Every writer (folded, json,
  * threads, summary, svg, pprof) reads only this, so that each works the
  * same from a live recording and from a saved one, and each can be tested
@@ -18,8 +18,8 @@
 #include "opts.h"
 #include "profile.h"
 #include "recinfo.h"
-#include "session.h"
-#include "symbolize.h"
+#include "session.h" /* struct session_drain_stats */
+#include "symbolize.h" /* struct symbolizer_stats */
 
 struct recording {
 	struct rec_info info;
@@ -38,14 +38,6 @@ struct recording {
 	char *notes;          /* the summary's closing lines (JIT, debug hints), or NULL */
 };
 
-/*
- * Take what the detached session @s and @sym hold, with the profile @p
- * built from them and its lines @lines (both owned by @r from then on, also
- * on failure), into @r. 0 or -ENOMEM.
- */
-int recording__capture(struct recording *r, struct profile *p, struct folded *lines,
-		       struct session *s, const struct symbolizer *sym,
-		       const struct record_opts *o, int argc, char **argv);
 /* Members may be NULL: an empty recording (memset 0) is freed fine. */
 void recording__free(struct recording *r);
 
