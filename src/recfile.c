@@ -2,6 +2,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,9 +371,14 @@ struct loader {
 	bool seen[RS_CNT];
 };
 
-static int fail(struct loader *l, int err, const char *fmt, const char *what)
+__attribute__((format(printf, 3, 4))) static int fail(struct loader *l, int err,
+						      const char *fmt, ...)
 {
-	snprintf(l->why, l->size, fmt, what);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->why, l->size, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
@@ -452,7 +458,7 @@ static int read_threads(struct loader *l, struct rbuf *b)
 		t->blocks = get_u64(b);
 		t->max_block_ns = get_u64(b);
 		if (get_u32(b) != WPROF_STATE_CNT && !b->short_)
-			return fail(l, -EBADMSG, "corrupt recording (%s: not %s's thread states)",
+			return fail(l, -EBADMSG, "corrupt recording (%s: thread states not this wprof's)",
 				    "threads");
 		for (int k = 0; k < WPROF_STATE_CNT; k++) {
 			t->off_ns[k] = get_u64(b);
