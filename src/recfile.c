@@ -687,8 +687,7 @@ int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, 
 	return err;
 }
 
-/* The whole file, bounded: a recording is gzip, at most RECFILE_MAX_BYTES of it. */
-static int read_all(const char *path, void **out, size_t *len)
+int recfile__read_file(const char *path, void **out, size_t *len)
 {
 	struct stat st;
 	size_t cap = 64 * 1024, n = 0;
@@ -749,7 +748,7 @@ int recfile__load(const char *path, struct recording *r)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	err = read_all(path, &buf, &len);
+	err = recfile__read_file(path, &buf, &len);
 	if (err) {
 		pr_err("cannot read %s: %s", path, strerror(-err));
 		return err;

@@ -48,6 +48,9 @@ int recfile__save(const struct recording *r, FILE *f);
  */
 int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, size_t size);
 
+/* The whole file @path, at most RECFILE_MAX_BYTES, malloc'd: 0 or -errno. */
+int recfile__read_file(const char *path, void **buf, size_t *len);
+
 /* The same from the file @path; prints one line "PATH: WHY" on failure. */
 int recfile__load(const char *path, struct recording *r);
 

@@ -8,7 +8,8 @@
 #   json, threads, svg and pprof, and report -o y.wprof rewrites the same
 #   file; report's stderr summary is record's (less its first two lines,
 #   which say how the run started and stopped);
-# - report works as an unprivileged user (nobody), with no BPF;
+# - report works as an unprivileged user (nobody), with no BPF; wprof diff
+#   reads x.wprof as x.folded;
 # - selection after the fact, against the ground truth of the same file:
 #   --thread-name burner gives exactly the burner's folded lines and its
 #   threads row; -t of the main thread its lines; -p of the process and
@@ -44,6 +45,13 @@ check "report -o r.wprof rewrites the same recording" cmp "$TMP/x.wprof" "$TMP/r
 run_wprof r_sum report -o /dev/null "$TMP/x.wprof"
 grep -v -e '^wprof: recording with ' -e '^wprof: stopped: ' "$TMP/rec.err" >"$TMP/rec.sum"
 check "report's summary is record's" cmp "$TMP/rec.sum" "$TMP/r_sum.err"
+
+# --- diff reads a saved recording as its folded lines ---
+run_wprof d_self diff --fail-if-grown 1 "$TMP/x.wprof" "$TMP/x.folded"
+check "diff x.wprof x.folded: exit 0, nothing on stdout (got $RC)" \
+	test "$RC" -eq 0 -a ! -s "$TMP/d_self.out"
+check "diff x.wprof x.folded: the same stacks on both sides" \
+	grep -Eq "BEFORE .*x.wprof: ([0-9]+) stacks.*AFTER .*x.folded: \1 stacks" "$TMP/d_self.err"
 
 # --- unprivileged ---
 if command -v setpriv >/dev/null; then
