@@ -92,6 +92,19 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out);
  */
 bool profile__selects(const struct thread_acct *t, const char *thread_glob, const char *comm_glob,
 		      bool no_idle_threads);
+/*
+ * Asleep at least 99.9% of its time (a selected thread): a pool thread
+ * waiting for work, drawn apart in the flame graph and not busy in the
+ * summary.
+ */
+bool profile__asleep(const struct thread_acct *t);
+/*
+ * The time @t was busy: on-CPU, waiting for a CPU, or in an uninterruptible
+ * wait (disk, some locks). Interruptible sleep is left out: from the
+ * scheduler it is one state, whether the thread waits for a reply or for
+ * work (a pool thread, a shell waiting for its child).
+ */
+__u64 profile__busy_ns(const struct thread_acct *t);
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);
 

@@ -17,6 +17,16 @@ bool profile__selects(const struct thread_acct *t, const char *thread_glob, cons
 	       !(no_idle_threads && t->idle);
 }
 
+bool profile__asleep(const struct thread_acct *t)
+{
+	return t->selected && t->wall_ns && profile__busy_ns(t) * 1000 <= t->wall_ns;
+}
+
+__u64 profile__busy_ns(const struct thread_acct *t)
+{
+	return t->on_ns + t->off_ns[WPROF_OFF_RUNQ] + t->off_ns[WPROF_OFF_DISK];
+}
+
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid)
 {
 	for (size_t i = 0; i < p->nr_hists; i++)

@@ -28,13 +28,14 @@ enum rec_section {
 	RS_HISTS,
 	RS_LINES,
 	RS_NOTES,
+	RS_PROCS,
 	RS_CNT,
 };
 
 static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
-	"notes",
+	"notes", "processes",
 };
 
 /* RS_INFO flags */
@@ -261,6 +262,13 @@ static int serialize(const struct recording *r, struct wbuf *b)
 		put_str(b, r->notes);
 		end_section(b, s);
 	}
+	s = begin_section(b, RS_PROCS);
+	put_u32(b, r->nr_procs);
+	for (size_t i = 0; i < r->nr_procs; i++) {
+		put_u32(b, r->procs[i].pid);
+		put_str(b, r->procs[i].cmdline);
+	}
+	end_section(b, s);
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -556,6 +564,27 @@ static int read_notes(struct loader *l, struct rbuf *b)
 	return oom ? -ENOMEM : 0;
 }
 
+static int read_procs(struct loader *l, struct rbuf *b)
+{
+	struct recording *r = l->r;
+	__u32 n = get_u32(b);
+	bool oom = false;
+
+	if (!count_fits(b, n, 8))
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "processes");
+	r->procs = calloc(n + 1, sizeof(*r->procs));
+	if (!r->procs)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !b->short_ && !oom; i++) {
+		struct rec_proc *p = &r->procs[r->nr_procs++];
+
+		p->pid = get_u32(b);
+		p->cmdline = get_str(b, &oom);
+	}
+	return oom ? -ENOMEM : 0;
+}
+
 static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 {
 	struct recording *r = l->r;
@@ -594,6 +623,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return read_lines(l, b);
 	case RS_NOTES:
 		return read_notes(l, b);
+	case RS_PROCS:
+		return read_procs(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

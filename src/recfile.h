@@ -18,6 +18,7 @@
  *	RS_HISTS     u32 n, then per process u32 pid, u32 slots + u64 each
  *	RS_LINES     u64 n, then per stack: the line (string), weight, count, max
  *	RS_NOTES     string: the summary's debug hints
+ *	RS_PROCS     u32 n, then per process u32 pid, its command line (string)
  * A section this version does not know is skipped, so a later wprof may
  * add sections without changing the version; a counter array longer than
  * this wprof's keeps its first entries, a shorter one leaves the rest 0.

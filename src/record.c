@@ -56,7 +56,7 @@ struct recorder {
 	int go_fd;           /* child execs when this closes */
 	int exec_err_fd;     /* child reports exec failure here */
 	bool *gone;          /* per target id */
-	__u32 *seen_pids;    /* -a: processes already snapshot */
+	struct rec_proc *seen; /* processes already snapshot, with their command line */
 	size_t nr_seen;
 };
 
@@ -188,25 +188,58 @@ static int release_child(struct recorder *r)
 	return 0;
 }
 
-static bool seen_pid(struct recorder *r, __u32 pid)
+static struct rec_proc *seen_pid(struct recorder *r, __u32 pid)
 {
 	for (size_t i = 0; i < r->nr_seen; i++)
-		if (r->seen_pids[i] == pid)
-			return true;
-	return false;
+		if (r->seen[i].pid == pid)
+			return &r->seen[i];
+	return NULL;
+}
+
+/*
+ * The command line of @pid as it is now, its arguments joined by spaces and
+ * cut at REC_CMDLINE_MAX bytes, kept when it has one (a kernel thread or a
+ * zombie has none): read again at each snapshot, so that the one after an
+ * exec (the -- CMD child is snapshot before it) wins.
+ */
+static void keep_cmdline(struct rec_proc *p)
+{
+	char path[64], buf[REC_CMDLINE_MAX + 1], *s;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0' || (unsigned char)buf[i] < 0x20)
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	if (!n || (p->cmdline && !strcmp(p->cmdline, buf)))
+		return;
+	s = strdup(buf);
+	if (!s)
+		return;
+	free(p->cmdline);
+	p->cmdline = s;
 }
 
 static void snapshot(struct recorder *r, __u32 pid)
 {
-	__u32 *n;
+	struct rec_proc *p = seen_pid(r, pid);
 
-	if (!seen_pid(r, pid)) {
-		n = realloc(r->seen_pids, (r->nr_seen + 1) * sizeof(*n));
-		if (!n)
+	if (!p) {
+		p = realloc(r->seen, (r->nr_seen + 1) * sizeof(*p));
+		if (!p)
 			return;
-		r->seen_pids = n;
-		r->seen_pids[r->nr_seen++] = pid;
+		r->seen = p;
+		p = &r->seen[r->nr_seen++];
+		p->pid = pid;
+		p->cmdline = NULL;
 	}
+	keep_cmdline(p);
 	/*
 	 * The unwinder's maps first: the kernel's walks wait for them, the
 	 * symbolizer only has to be done before the process exits. A process
@@ -446,6 +479,26 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	return capture_hints(r, sym);
 }
 
+/* The command lines of the processes the recording has threads of, into @rec. */
+static int capture_cmdlines(struct recorder *r, struct recording *rec)
+{
+	rec->procs = calloc(r->nr_seen + 1, sizeof(*rec->procs));
+	if (!rec->procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_seen; i++) {
+		struct rec_proc *p = &r->seen[i];
+		bool has_threads = false;
+
+		for (size_t t = 0; t < rec->prof.nr_threads && !has_threads; t++)
+			has_threads = rec->prof.threads[t].pid == p->pid;
+		if (!p->cmdline || !has_threads)
+			continue;
+		rec->procs[rec->nr_procs++] = *p;
+		p->cmdline = NULL;
+	}
+	return 0;
+}
+
 /*
  * Stop, and copy what was measured into a struct recording (the last use of
  * the BPF session's and the symbolizer's data), which every output is
@@ -472,6 +525,8 @@ static int finish(struct recorder *r, const char *why)
 		return err;
 	}
 	err = capture(&rec, &prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
+	if (!err)
+		err = capture_cmdlines(r, &rec);
 	if (err) {
 		pr_err("cannot keep the recorded data: %s", strerror(-err));
 		goto out;
@@ -608,7 +663,9 @@ out:
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	free(r.gone);
-	free(r.seen_pids);
+	for (size_t i = 0; i < r.nr_seen; i++)
+		free(r.seen[i].cmdline);
+	free(r.seen);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }

@@ -12,7 +12,18 @@ void recording__free(struct recording *r)
 	folded__free(r->lines);
 	free(r->cmdline);
 	free(r->notes);
+	for (size_t i = 0; i < r->nr_procs; i++)
+		free(r->procs[i].cmdline);
+	free(r->procs);
 	memset(r, 0, sizeof(*r));
+}
+
+const char *recording__cmdline(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nr_procs; i++)
+		if (r->procs[i].pid == pid)
+			return r->procs[i].cmdline;
+	return NULL;
 }
 
 static bool has_id(const __u32 *ids, size_t n, __u32 id)

@@ -21,6 +21,15 @@
 #include "session.h" /* struct session_drain_stats */
 #include "symbolize.h" /* struct symbolizer_stats */
 
+/* The longest command line kept of a process: enough to tell processes apart. */
+#define REC_CMDLINE_MAX 256
+
+/* A process's command line, read while it lived (/proc/PID/cmdline, NULs as spaces). */
+struct rec_proc {
+	__u32 pid;
+	char *cmdline;
+};
+
 struct recording {
 	struct rec_info info;
 	char *cmdline;        /* wprof's own command line, arguments joined by spaces */
@@ -36,7 +45,12 @@ struct recording {
 	struct session_drain_stats drain;
 	struct symbolizer_stats sym;
 	char *notes;          /* the summary's closing lines (JIT, debug hints), or NULL */
+	struct rec_proc *procs; /* the processes of the threads whose command line is known */
+	size_t nr_procs;
 };
+
+/* The command line of process @pid, or NULL. */
+const char *recording__cmdline(const struct recording *r, __u32 pid);
 
 /* Members may be NULL: an empty recording (memset 0) is freed fine. */
 void recording__free(struct recording *r);

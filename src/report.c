@@ -50,13 +50,14 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
-static void print_row(FILE *f, const char *indent, const char *what, __u32 id,
+/* A thread, or a process of one thread, named @name. */
+static void print_row(FILE *f, const char *indent, const char *what, __u32 id, const char *name,
 		      const struct thread_acct *t)
 {
 	fprintf(f,
 		"wprof: %s%s %u (%s): wall %.3f s, on-CPU %.1f%%, runqueue %.1f%%, sleep %.1f%%, "
 		"disk %.1f%%, %llu blocks\n",
-		indent, what, id, t->comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
+		indent, what, id, name, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks);
@@ -70,15 +71,24 @@ static int cmp_wall_desc(const void *a, const void *b)
 	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
 }
 
-/* The selected threads of `pid`, by wall time. */
-static size_t threads_of(const struct profile *p, __u32 pid, const struct thread_acct **out)
+static int cmp_busy_desc(const void *a, const void *b)
+{
+	__u64 x = profile__busy_ns(*(const struct thread_acct *const *)a);
+	__u64 y = profile__busy_ns(*(const struct thread_acct *const *)b);
+
+	return x > y ? -1 : x < y ? 1 : cmp_wall_desc(a, b);
+}
+
+/* The selected threads of `pid`, ordered by @cmp. */
+static size_t threads_of(const struct profile *p, __u32 pid, const struct thread_acct **out,
+			 int (*cmp)(const void *, const void *))
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_threads; i++)
 		if (p->threads[i].pid == pid && p->threads[i].selected)
 			out[n++] = &p->threads[i];
-	qsort(out, n, sizeof(*out), cmp_wall_desc);
+	qsort(out, n, sizeof(*out), cmp);
 	return n;
 }
 
@@ -171,22 +181,96 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
-void report__summary(const struct recording *r, FILE *f)
+/* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */
+struct busy {
+	__u32 pid;
+	__u64 ns, on_ns, runq_ns, sleep_ns, disk_ns;
+	size_t threads, asleep;
+	const struct thread_acct *acct; /* profile__processes()'s row */
+};
+
+static int cmp_busy(const void *a, const void *b)
+{
+	const struct busy *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->acct->wall_ns > y->acct->wall_ns ? -1 : x->acct->wall_ns < y->acct->wall_ns;
+}
+
+static void sum_busy(const struct profile *p, struct busy *b)
+{
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct thread_acct *t = &p->threads[i];
+		bool asleep = profile__asleep(t);
+
+		if (t->pid != b->pid || !t->selected)
+			continue;
+		b->threads++;
+		b->asleep += asleep;
+		b->ns += profile__busy_ns(t);
+		b->on_ns += t->on_ns;
+		b->runq_ns += t->off_ns[WPROF_OFF_RUNQ];
+		b->disk_ns += t->off_ns[WPROF_OFF_DISK];
+		b->sleep_ns += t->off_ns[WPROF_OFF_SLEEP];
+	}
+}
+
+/* What to call a process: enough of its command line to tell it apart, else its name. */
+static void proc_name(const struct recording *r, const struct thread_acct *pr, char *buf,
+		      size_t size)
+{
+	const char *cmd = recording__cmdline(r, pr->pid);
+	size_t max = size > 100 ? 100 : size;
+
+	if (!cmd || !*cmd)
+		cmd = pr->comm;
+	if (strlen(cmd) < max) {
+		snprintf(buf, size, "%s", cmd);
+		return;
+	}
+	snprintf(buf, size, "%.*s...", (int)(max - 4), cmd);
+}
+
+/*
+ * The busiest processes first, by on-CPU + runqueue + disk time
+ * (profile__busy_ns()): idle pool threads, and a shell waiting for its
+ * child, do not push a process up; threads the same way. A process of one
+ * thread is one line.
+ */
+static void print_processes(const struct recording *r, FILE *f)
 {
 	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
-	const struct session_drain_stats *ds = &r->drain;
-	const __u64 *st = r->stats;
 	struct thread_acct *procs;
-	struct loss l[NR_LOSSES];
 	size_t nr_procs = profile__processes(p, &procs);
+	struct busy *busy = calloc(nr_procs + 1, sizeof(*busy));
+	char name[128];
 
-	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+	for (size_t i = 0; i < nr_procs && busy; i++) {
+		busy[i].pid = procs[i].pid;
+		busy[i].acct = &procs[i];
+		sum_busy(p, &busy[i]);
+	}
+	if (busy)
+		qsort(busy, nr_procs, sizeof(*busy), cmp_busy);
+	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads && busy; i++) {
+		const struct busy *b = &busy[i];
+		size_t n = threads_of(p, b->pid, threads, cmp_busy_desc);
 
-		print_row(f, "", "pid", procs[i].pid, &procs[i]);
+		proc_name(r, b->acct, name, sizeof(name));
+		if (n == 1 && threads[0]->tid == b->pid) {
+			print_row(f, "", "pid", b->pid, name, threads[0]);
+			continue;
+		}
+		fprintf(f, "wprof: pid %u (%s): %zu threads, busy %.3f s: on-CPU %.3f s, runqueue "
+			"%.3f s, disk %.3f s; sleep %.3f s", b->pid, name, b->threads, b->ns / 1e9,
+			b->on_ns / 1e9, b->runq_ns / 1e9, b->disk_ns / 1e9, b->sleep_ns / 1e9);
+		if (b->asleep)
+			fprintf(f, "; %zu threads idle the whole window", b->asleep);
+		fputc('\n', f);
 		for (size_t j = 0; j < n && j < SUMMARY_THREADS; j++)
-			print_row(f, "  ", "tid", threads[j]->tid, threads[j]);
+			print_row(f, "  ", "tid", threads[j]->tid, threads[j]->comm, threads[j]);
 		if (n > SUMMARY_THREADS)
 			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
 				n - SUMMARY_THREADS);
@@ -194,10 +278,25 @@ void report__summary(const struct recording *r, FILE *f)
 	if (nr_procs > SUMMARY_PROCS)
 		fprintf(f, "wprof: ... %zu more processes (--format threads lists all)\n",
 			nr_procs - SUMMARY_PROCS);
+	free(busy);
 	free(threads);
 	free(procs);
-	fprintf(f, "wprof: recorded %.3f s, %zu processes, %zu threads", p->window_ns / 1e9,
-		nr_procs, (size_t)(p->nr_threads - p->threads_left_out));
+}
+
+/* The window, what was recorded, and how many events. */
+static void print_window(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
+	const __u64 *st = r->stats;
+	struct thread_acct *procs;
+	size_t nr_procs = profile__processes(p, &procs);
+	char date[64];
+
+	free(procs);
+	rec_info__date(&r->info, date, sizeof(date));
+	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu processes, %zu threads",
+		p->window_ns / 1e9, r->info.target[0] ? r->info.target : "?", date, nr_procs,
+		(size_t)(p->nr_threads - p->threads_left_out));
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
@@ -215,6 +314,74 @@ void report__summary(const struct recording *r, FILE *f)
 		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
 			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
+}
+
+/* Each loss counter of the JSON report, said in words, with what to do about it. */
+static const struct {
+	const char *name, *words;
+} loss_words[] = {
+	{ "user_stack_errors", "user stacks the kernel failed to read" },
+	{ "kernel_stack_errors", "kernel stacks the kernel failed to read" },
+	{ "user_stacks_truncated", "user stacks cut at the deepest frame wprof walks" },
+	{ "kernel_stacks_truncated", "kernel stacks cut at the kernel's depth limit" },
+	{ "stack_map_full", "stacks dropped because the stack map was full (record a shorter "
+			    "window or fewer threads)" },
+	{ "counts_map_full", "stack counts dropped because the counts map was full (record a "
+			     "shorter window or fewer threads)" },
+	{ "waker_map_full", "waker stacks dropped because the waker map was full (record a "
+			    "shorter window, or without --wakers)" },
+	{ "thread_map_full", "threads not accounted because the thread map was full (record "
+			     "fewer threads: -p or -t rather than -a)" },
+	{ "user_stacks_cut", "user stacks that stop before the thread's first frame (see the "
+			     "walks line above)" },
+	{ "user_stacks_none", "intervals or samples with no user stack at all" },
+	{ "dropped_us", "us of off-CPU time not recorded because a map was full (record a "
+			"shorter window or fewer threads)" },
+	{ "user_stacks_unwalkable", "user stacks not walked: the thread resumed where wprof "
+				    "could not walk it, or recording stopped first" },
+	{ "open_intervals_unwalked", "off-CPU intervals still open at the end whose stack was "
+				     "not walked" },
+	{ "stacks_missing", "stacks whose id the stack map no longer had" },
+	{ "unwind_files_no_room", "files whose unwind tables did not fit in the kernel's (their "
+				  "code walked by frame pointers)" },
+	{ "files_unopened", "mapped files wprof could not open (their frames are unnamed)" },
+};
+
+/* Losses, only those that happened, in words; frames without a name are no loss. */
+static void print_losses(const struct recording *r, FILE *f)
+{
+	struct loss l[NR_LOSSES];
+	bool any = false;
+
+	losses(r, l);
+	for (int i = 0; i < NR_LOSSES; i++) {
+		if (!strcmp(l[i].name, "frames_unnamed")) {
+			if (l[i].value)
+				fprintf(f, "wprof: %llu of %llu frames have no symbol name (shown as "
+					"file+offset)\n", (unsigned long long)l[i].value,
+					(unsigned long long)r->prof.frames_total);
+			continue;
+		}
+		if (!l[i].value)
+			continue;
+		any = true;
+		for (size_t k = 0; k < ARRAY_SIZE(loss_words); k++)
+			if (!strcmp(loss_words[k].name, l[i].name))
+				fprintf(f, "wprof: lost: %llu %s [%s]\n",
+					(unsigned long long)l[i].value, loss_words[k].words, l[i].name);
+	}
+	if (!any)
+		fprintf(f, "wprof: nothing lost\n");
+}
+
+void report__summary(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
+	const struct session_drain_stats *ds = &r->drain;
+	const __u64 *st = r->stats;
+
+	print_window(r, f);
+	print_processes(r, f);
 	print_walks(f, p, st);
 	if (st[WPROF_STAT_CHECKED])
 		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
@@ -240,11 +407,7 @@ void report__summary(const struct recording *r, FILE *f)
 		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
 		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
 		(unsigned long long)ds->stacks, (unsigned long long)ds->stacks_kept, ds->max_fill_pct);
-	losses(r, l);
-	fprintf(f, "wprof: lost:");
-	for (int i = 0; i < NR_LOSSES; i++)
-		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
-	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
+	print_losses(r, f);
 	if (r->notes)
 		fputs(r->notes, f);
 }
@@ -282,7 +445,7 @@ int report__threads(const struct recording *r, FILE *f)
 	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %8s %12s\n", "PID", "TID", "COMM",
 		"WALL_S", "ON_CPU%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS", "MAX_BLOCK_MS");
 	for (size_t i = 0; i < nr_procs; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
 		table_row(f, procs[i].pid, "-", &procs[i]);
 		for (size_t j = 0; j < n; j++) {
@@ -433,7 +596,7 @@ int report__json(const struct recording *r, FILE *f)
 		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);
 	fprintf(f, "  \"processes\": [");
 	for (size_t i = 0; i < nr_procs; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
 		fprintf(f, "%s\n    {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i].pid);
 		json_str(f, procs[i].comm, strlen(procs[i].comm));

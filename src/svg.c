@@ -417,14 +417,6 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 	return 0;
 }
 
-/* Asleep at least 99.9% of its time: a pool thread waiting for work. */
-static bool idle_thread(const struct thread_acct *t)
-{
-	__u64 busy = t->on_ns + t->off_ns[WPROF_OFF_RUNQ] + t->off_ns[WPROF_OFF_DISK];
-
-	return t->selected && t->wall_ns && busy * 1000 <= t->wall_ns;
-}
-
 struct rec_ctx {
 	struct flame *fl;
 	const struct profile *p;
@@ -453,7 +445,7 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 		c->cap = len;
 	}
 	t = c->ids ? rec_info__thread(c->p, rl.tid) : NULL;
-	idle = t && idle_thread(t);
+	idle = t && profile__asleep(t);
 	if (c->tag_leaf)
 		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.comm.len, rl.comm.s,
 			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s,
@@ -484,7 +476,7 @@ int svg__write_recording(const struct recording *r, FILE *f)
 	if (err)
 		goto out;
 	for (size_t i = 0; i < p->nr_threads; i++)
-		so.idle_threads += idle_thread(&p->threads[i]);
+		so.idle_threads += profile__asleep(&p->threads[i]);
 	rec_info__date(ri, date, sizeof(date));
 	svg__fmt_us(win, sizeof(win), ri->window_ns / 1000);
 	snprintf(title, sizeof(title), "wprof: wall-clock time of %s", ri->target);

@@ -52,6 +52,10 @@ static void make(struct recording *r)
 	r->cmdline = strdup("wprof record -p 100,200 -o x.wprof");
 	r->notes = strdup("wprof: frames without symbol names, by file: libx.so 3\n");
 	r->ids = true;
+	r->procs = calloc(2, sizeof(*r->procs));
+	r->procs[0] = (struct rec_proc){ .pid = 100, .cmdline = strdup("/usr/bin/app --serve") };
+	r->procs[1] = (struct rec_proc){ .pid = 200, .cmdline = strdup("other -x") };
+	r->nr_procs = 2;
 	r->prof.threads = malloc(sizeof(th));
 	memcpy(r->prof.threads, th, sizeof(th));
 	r->prof.threads[0].off_ns[WPROF_OFF_RUNQ] = 500000;
@@ -141,6 +145,7 @@ static void test_roundtrip(void)
 		free(y);
 	}
 	CHECK_STREQ(b.cmdline, a.cmdline, "wprof's command line kept");
+	CHECK_STREQ(recording__cmdline(&b, 200) ?: "", "other -x", "a process's command line kept");
 	recording__free(&b);
 out:
 	recording__free(&a);
