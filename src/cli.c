@@ -67,6 +67,11 @@ static const struct option record_options[] = {
 	{},
 };
 
+const struct option *cli_record_options(void)
+{
+	return record_options;
+}
+
 void cli_usage(FILE *f)
 {
 	fprintf(f,

@@ -2,6 +2,7 @@
 #ifndef WPROF_CLI_H
 #define WPROF_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "opts.h"
@@ -13,6 +14,9 @@
 int cli_parse_record(int argc, char **argv, struct record_opts *opts);
 void cli_free_record(struct record_opts *opts);
 void cli_usage(FILE *f);
+
+/* wprof record's options, ending with a zeroed entry. */
+const struct option *cli_record_options(void);
 
 /* Shared with `wprof report`; each prints one error line and returns -EINVAL. */
 /* -f NAME */

@@ -60,7 +60,7 @@ enum {
 	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
 };
 
-static const struct option report_options[] = {
+static const struct option own_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -70,33 +70,42 @@ static const struct option report_options[] = {
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
-	{ "all", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "duration", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "freq", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "wakers", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "min-block", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "max-block", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "exact-above", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "no-cfi", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "check-deferred", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "inline", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "tag-leaf", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "no-states", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "btf", required_argument, NULL, OPT_RECORD_ONLY },
-	{ "stats", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "user-stacks-only", no_argument, NULL, OPT_RECORD_ONLY },
-	{ "kernel-stacks-only", no_argument, NULL, OPT_RECORD_ONLY },
-	{},
 };
+
+/*
+ * report's own options, then every other option of wprof record, known so
+ * that it is refused by name (a new record option is, without a change here).
+ */
+static struct option report_options[ARRAY_SIZE(own_options) + 64];
+
+static void build_options(void)
+{
+	const struct option *rec = cli_record_options();
+	size_t n = ARRAY_SIZE(own_options);
+
+	memcpy(report_options, own_options, sizeof(own_options));
+	for (; rec->name && n < ARRAY_SIZE(report_options) - 1; rec++) {
+		bool own = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(own_options) && !own; i++)
+			own = !strcmp(own_options[i].name, rec->name);
+		if (own)
+			continue;
+		report_options[n] = *rec;
+		report_options[n++].val = OPT_RECORD_ONLY;
+	}
+	memset(&report_options[n], 0, sizeof(report_options[n]));
+}
 
 /* 0, 1 when help was printed, -EINVAL (or -ENOMEM) after one error line. */
 static int parse(int argc, char **argv, struct report_opts *o)
 {
 	int c, idx;
 
+	build_options();
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:f:p:t:qhadF:", report_options, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:f:p:t:qhadF:v", report_options, &idx)) != -1) {
 		switch (c) {
 		case 'o':
 			if (o->nr_outputs == MAX_OUTPUTS) {
@@ -135,6 +144,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'a':
 		case 'd':
 		case 'F':
+		case 'v':
 			pr_err("-%c is chosen while recording: a recording cannot change it; give it "
 			       "to 'wprof record' and record again", c);
 			return -EINVAL;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytebuf.h"
 #include "gzip.h"
 #include "recfile.h"
 #include "recline.h"
@@ -85,47 +86,24 @@ static const size_t unw_counters[] = {
 
 /* --- writing --- */
 
-struct wbuf {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom; /* sticky: checked once at the end */
-};
-
-static void put(struct wbuf *b, const void *d, size_t n)
+static void put(struct bytebuf *b, const void *d, size_t n)
 {
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
+	bytebuf__put(b, d, n);
 }
 
-static void put_u32(struct wbuf *b, __u32 v)
+static void put_u32(struct bytebuf *b, __u32 v)
 {
 	v = htole32(v);
 	put(b, &v, sizeof(v));
 }
 
-static void put_u64(struct wbuf *b, __u64 v)
+static void put_u64(struct bytebuf *b, __u64 v)
 {
 	v = htole64(v);
 	put(b, &v, sizeof(v));
 }
 
-static void put_str(struct wbuf *b, const char *s)
+static void put_str(struct bytebuf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
@@ -134,14 +112,14 @@ static void put_str(struct wbuf *b, const char *s)
 }
 
 /* A section's header; its length is patched by end_section(). */
-static size_t begin_section(struct wbuf *b, enum rec_section tag)
+static size_t begin_section(struct bytebuf *b, enum rec_section tag)
 {
 	put_u32(b, tag);
 	put_u64(b, 0);
 	return b->len;
 }
 
-static void end_section(struct wbuf *b, size_t start)
+static void end_section(struct bytebuf *b, size_t start)
 {
 	__u64 len = htole64(b->len - start);
 
@@ -149,7 +127,7 @@ static void end_section(struct wbuf *b, size_t start)
 		memcpy(b->p + start - sizeof(len), &len, sizeof(len));
 }
 
-static void put_counters(struct wbuf *b, enum rec_section tag, const void *base,
+static void put_counters(struct bytebuf *b, enum rec_section tag, const void *base,
 			 const size_t *offs, size_t n)
 {
 	size_t s = begin_section(b, tag);
@@ -160,7 +138,7 @@ static void put_counters(struct wbuf *b, enum rec_section tag, const void *base,
 	end_section(b, s);
 }
 
-static void put_thread(struct wbuf *b, const struct thread_acct *t)
+static void put_thread(struct bytebuf *b, const struct thread_acct *t)
 {
 	put_u32(b, t->pid);
 	put_u32(b, t->tid);
@@ -186,7 +164,7 @@ static void put_thread(struct wbuf *b, const struct thread_acct *t)
 
 static int put_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
 {
-	struct wbuf *b = ctx;
+	struct bytebuf *b = ctx;
 
 	put_str(b, line);
 	put_u64(b, weight);
@@ -195,7 +173,7 @@ static int put_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 	return b->oom ? -ENOMEM : 0;
 }
 
-static int serialize(const struct recording *r, struct wbuf *b)
+static int serialize(const struct recording *r, struct bytebuf *b)
 {
 	const struct profile *p = &r->prof;
 	size_t s;
@@ -275,7 +253,7 @@ static int serialize(const struct recording *r, struct wbuf *b)
 
 int recfile__save(const struct recording *r, FILE *f)
 {
-	struct wbuf b = {};
+	struct bytebuf b = {};
 	int err = serialize(r, &b);
 
 	if (!err)
