@@ -517,7 +517,6 @@ static int read_lines(struct loader *l, struct rbuf *b)
 
 		if (b->short_)
 			break;
-		/* what the writers take apart must be there: checked once, here */
 		if (!len || memchr(line, '\0', len)) {
 			err = -EINVAL;
 			break;
@@ -527,8 +526,6 @@ static int read_lines(struct loader *l, struct rbuf *b)
 	rec_splitter__free(&sp);
 	if (err == -ENOMEM)
 		return err;
-	if (!err && r->ids)
-		err = folded__for_each(r->lines, check_line, r);
 	if (err)
 		return fail(l, -EBADMSG, "corrupt recording (%s: a malformed line)", "stacks");
 	return 0;
@@ -660,6 +657,12 @@ static int parse(struct loader *l, const unsigned char *buf, size_t len)
 	if (!l->seen[RS_INFO] || !l->seen[RS_THREADS] || !l->seen[RS_LINES])
 		return fail(l, -EBADMSG, "corrupt recording (%s)",
 			    "no info, threads or stacks section");
+	/* wprof saves its lines with ids (opts__line_ids()): every writer may rely on them */
+	if (!l->r->ids)
+		return fail(l, -EBADMSG, "corrupt recording (%s)", "stacks without thread ids");
+	/* what the writers take apart must be there: checked once, here, whatever the order */
+	if (folded__for_each(l->r->lines, check_line, l->r))
+		return fail(l, -EBADMSG, "corrupt recording (%s: a malformed line)", "stacks");
 	return 0;
 }
 
