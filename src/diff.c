@@ -474,10 +474,19 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 	return 0;
 }
 
+/* Whether the gzip file @buf decompresses to a recording's magic (its start is enough). */
+static bool is_recording(const void *buf, size_t len)
+{
+	unsigned char head[RECFILE_MAGIC_LEN];
+
+	return gzip__head(buf, len, head, sizeof(head)) == sizeof(head) &&
+	       !memcmp(head, RECFILE_MAGIC, sizeof(head));
+}
+
 /*
  * A saved recording's folded lines into @side: 0, -ENOMSG when @buf is not
- * a recording (then read as folded text, which says what it is), or -errno
- * after one line.
+ * a recording (then read as folded text, which says what it is: a pprof
+ * file?), or -errno after one line.
  */
 static int read_recording(struct diff *d, int side, const char *name, const void *buf,
 			  size_t len)
@@ -486,10 +495,11 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 	char why[256], *text = NULL;
 	size_t tlen = 0;
 	FILE *f;
-	int err = recfile__parse(buf, len, &r, why, sizeof(why));
+	int err;
 
-	if (err == -ENOMSG)
-		return err;
+	if (!is_recording(buf, len))
+		return -ENOMSG;
+	err = recfile__parse(buf, len, &r, why, sizeof(why));
 	if (err) {
 		pr_err("%s: %s", name, why);
 		return err;

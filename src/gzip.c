@@ -47,6 +47,23 @@ int gzip__is_gzip(const void *buf, size_t len)
 	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
 }
 
+size_t gzip__head(const void *in, size_t len, void *out, size_t n)
+{
+	z_stream z = {};
+	size_t got;
+
+	if (!gzip__is_gzip(in, len) || inflateInit2(&z, GZIP_WBITS) != Z_OK)
+		return 0;
+	z.next_in = (unsigned char *)in;
+	z.avail_in = len;
+	z.next_out = out;
+	z.avail_out = n;
+	inflate(&z, Z_SYNC_FLUSH);
+	got = z.total_out;
+	inflateEnd(&z);
+	return got;
+}
+
 int gzip__read(const void *in, size_t len, size_t max, void **out, size_t *out_len)
 {
 	z_stream z = {};

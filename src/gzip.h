@@ -12,6 +12,9 @@ int gzip__write(const void *buf, size_t len, FILE *f);
 /* Whether @buf starts with gzip's magic bytes. */
 int gzip__is_gzip(const void *buf, size_t len);
 
+/* The first bytes (up to @n) the gzip file @in decompresses to, into @out: how many. */
+size_t gzip__head(const void *in, size_t len, void *out, size_t n);
+
 /*
  * Decompress the gzip file @in (@len bytes) into *@out (malloc'd, *@out_len
  * bytes), refusing to produce more than @max bytes. 0; -ENOMSG when @in is

@@ -15,7 +15,7 @@
 #include "recline.h"
 #include "util.h"
 
-static const char recfile_magic[8] = "WPROFREC";
+static const char recfile_magic[RECFILE_MAGIC_LEN] = RECFILE_MAGIC;
 
 enum rec_section {
 	RS_END,

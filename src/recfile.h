@@ -34,6 +34,9 @@
 #include "recording.h"
 
 #define RECFILE_VERSION 1
+/* The uncompressed content's first bytes. */
+#define RECFILE_MAGIC "WPROFREC"
+#define RECFILE_MAGIC_LEN 8
 /* What a recording may take once decompressed: a guard against a hostile file. */
 #define RECFILE_MAX_BYTES (1ULL << 30)
 
