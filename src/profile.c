@@ -674,7 +674,9 @@ static int weigh_lines(struct builder *b)
 		err = -ENOMEM;
 		goto out;
 	}
-	qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
+	/* no lines (a command that exited at once): qsort() of NULL is undefined */
+	if (b->nr_lines)
+		qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
 	for (size_t i = 0, j; i < b->nr_lines && !err; i = j) {
 		const struct wprof_key *k = &b->lines[i].k.blocked;
 
@@ -746,7 +748,8 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	err = session__for_each_thread(s, collect_thread, &b);
 	if (err)
 		goto out;
-	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
+	if (p->nr_threads)
+		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		finish_thread(p, o, &p->threads[i]);
 		selected += p->threads[i].selected;
