@@ -46,7 +46,7 @@ const volatile bool end_iter __weak = false;
  * switch-out too, and count the resume walks that differ.
  */
 const volatile bool check_deferred __weak = false;
-/* --stats: time each kind of switch (two clock reads per switch) */
+/* --stats: time each kind of switch (on a sample of the switches: TIMED_EVERY) */
 const volatile bool time_kinds __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
