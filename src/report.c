@@ -175,7 +175,8 @@ void report__switch_kinds(struct session *s, FILE *f)
 			n += cnt;
 		ns += t;
 	}
-	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts, timed)\n",
+	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
+		"the ns timed on one switch in 16)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
