@@ -268,7 +268,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
 	 */
-	err = try_load(s, false, true);
+	err = opts->raw_tp ? -EOPNOTSUPP : try_load(s, false, true);
 	if (err && err != -EPERM && err != -EACCES)
 		err = try_load(s, true, true);
 	/* sleepable task iterators need 5.18: without, no start-edge snapshot */
