@@ -246,6 +246,11 @@ enum wprof_stat {
 	WPROF_STAT_UNTRACED_RESUMED, /* a thread got a CPU without a sched_switch event: seen resuming */
 	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
+	/*
+	 * Runs of wprof's programs the kernel skipped (a program already
+	 * running on the CPU): filled by user space from the programs' info.
+	 */
+	WPROF_STAT_RUNS_MISSED,
 	WPROF_STAT_CNT,
 };
 

@@ -842,6 +842,27 @@ void session__drain_stats(const struct session *s, struct session_drain_stats *o
 	out->stacks_kept = store__nr_stacks(s->store);
 }
 
+/*
+ * The runs of our programs the kernel skipped and counted: a tracing program
+ * does not run while it is already running on the CPU, and an event it
+ * would have seen is then lost to the recording.
+ */
+static __u64 runs_missed(struct session *s)
+{
+	struct bpf_program *prog;
+	__u64 n = 0;
+
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
@@ -857,6 +878,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 			stats[i] += vals[c];
 	}
 	free(vals);
+	stats[WPROF_STAT_RUNS_MISSED] = runs_missed(s);
 }
 
 void session__print_prog_stats(struct session *s, FILE *f)
