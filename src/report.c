@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 17 };
+enum { NR_LOSSES = 18 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -48,6 +48,8 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
 	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
+	out[i++] = (struct loss){ "debug_files_refused", ss.debug_build_id_mismatch +
+				  ss.debug_crc_mismatch + ss.debug_too_big };
 }
 
 static double pct(__u64 part, __u64 whole)
