@@ -246,6 +246,8 @@ enum wprof_stat {
 	WPROF_STAT_UNTRACED_RESUMED, /* a thread got a CPU without a sched_switch event: seen resuming */
 	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
+	WPROF_STAT_TARGETS_FULL,   /* `-- CMD`: forked processes not followed, targets map full */
+	WPROF_STAT_MAPS_INHERIT_FAILED, /* forked processes that could not get the parent's maps */
 	WPROF_STAT_CNT,
 };
 

@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 18 };
+enum { NR_LOSSES = 22 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -50,6 +50,10 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
 	out[i++] = (struct loss){ "debug_files_refused", ss.debug_build_id_mismatch +
 				  ss.debug_crc_mismatch + ss.debug_too_big };
+	out[i++] = (struct loss){ "targets_map_full", st[WPROF_STAT_TARGETS_FULL] };
+	out[i++] = (struct loss){ "maps_inherit_failed", st[WPROF_STAT_MAPS_INHERIT_FAILED] };
+	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
+	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
 }
 
 static double pct(__u64 part, __u64 whole)
