@@ -439,14 +439,22 @@ static void test_foreign_debug(void)
 	struct child c = {};
 	unsigned long long own_at, other_at;
 
-	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
-	snprintf(stripped, sizeof(stripped), "%s/libwpfix-stripped.so", fixture_dir);
-	snprintf(crc, sizeof(crc), "%s/libwpfix-crc.so", fixture_dir);
-	snprintf(crcbad, sizeof(crcbad), "%s/libwpfix-crcbad.so", fixture_dir);
-	snprintf(bidbad, sizeof(bidbad), "%s/libwpfix-bidbad.so", fixture_dir);
-	snprintf(buildid, sizeof(buildid), "%s/libwpfix-buildid.so", fixture_dir);
-	snprintf(own, sizeof(own), "%s/libwpfix-crc.debug", fixture_dir);
-	snprintf(other, sizeof(other), "%s/libwpfix-crcbad.debug", fixture_dir);
+	const struct {
+		char *buf;
+		const char *name;
+	} paths[] = {
+		{ exe, "wpfix" },
+		{ stripped, "libwpfix-stripped.so" },
+		{ crc, "libwpfix-crc.so" },
+		{ crcbad, "libwpfix-crcbad.so" },
+		{ bidbad, "libwpfix-bidbad.so" },
+		{ buildid, "libwpfix-buildid.so" },
+		{ own, "libwpfix-crc.debug" },
+		{ other, "libwpfix-crcbad.debug" },
+	};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		snprintf(paths[i].buf, 600, "%s/%s", fixture_dir, paths[i].name);
 	/* the fixture is only a test if the other build's names are wrong here */
 	own_at = symtab_value(own, "fix_lib_static");
 	other_at = symtab_value(other, "fix_lib_static");
