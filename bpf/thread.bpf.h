@@ -115,7 +115,6 @@ static __always_inline bool thread_reuse(struct wprof_thread *old, __u32 start_i
 
 	if (__sync_val_compare_and_swap(&old->start_id, old_id, start_id) != old_id)
 		return false;
-	stat_add(WPROF_STAT_TID_REUSED, 1);
 	th = thread_blank(slot);
 	if (th) {
 		__builtin_memcpy(th, old, sizeof(*th));

@@ -252,8 +252,8 @@ enum wprof_stat {
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
 	WPROF_STAT_TARGETS_FULL,   /* `-- CMD`: forked processes not followed, targets map full */
 	WPROF_STAT_MAPS_INHERIT_FAILED, /* forked processes that could not get the parent's maps */
-	WPROF_STAT_TID_REUSED,     /* an ended thread's entry taken over by a new one of its tid */
-	WPROF_STAT_REUSED_LOST,    /* ... whose totals the reused_threads queue had no room for */
+	WPROF_STAT_REUSED_LOST,    /* ended threads whose entry a new one of the tid took over, */
+				   /* and the reused_threads queue had no room for: totals lost */
 	WPROF_STAT_CNT,
 };
 

@@ -340,7 +340,7 @@ cleanup:
 
 /*
  * The CRC32 of @fd's content, @size bytes (zlib's crc32() is the CRC that
- * binutils stores in .gnu_debuglink). 0, or -EIO if the file got shorter.
+ * binutils stores in .gnu_debuglink). 0, or -errno (-EIO: the file got shorter).
  */
 static int file_crc(int fd, __u64 size, uLong *crc)
 {
