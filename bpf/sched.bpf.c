@@ -512,8 +512,13 @@ static __always_inline void inherit_maps(__u32 ppid, __u32 cpid, __u64 start)
 {
 	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &ppid);
 
-	if (!pm || bpf_map_update_elem(&proc_maps, &cpid, pm, BPF_ANY))
+	if (!pm)
 		return;
+	/* full (or, unpreallocated, no memory): walks wait for user space to send its maps */
+	if (bpf_map_update_elem(&proc_maps, &cpid, pm, BPF_ANY)) {
+		stat_add(WPROF_STAT_MAPS_INHERIT_FAILED, 1);
+		return;
+	}
 	pm = bpf_map_lookup_elem(&proc_maps, &cpid);
 	if (pm) {
 		pm->start_ticks = start;
@@ -543,9 +548,11 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 
 	if (ppid == cpid) /* a thread */
 		return 0;
+	/* a child left out of a full map is not recorded at all: counted */
 	if (follow_children && filter_mode == WPROF_FILTER_PID &&
-	    bpf_map_lookup_elem(&targets, &ppid))
-		bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
+	    bpf_map_lookup_elem(&targets, &ppid) &&
+	    bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY))
+		stat_add(WPROF_STAT_TARGETS_FULL, 1);
 	if (!is_target(cpid, cpid))
 		return 0;
 	inherit_maps(ppid, cpid, start_ticks(child));

@@ -73,6 +73,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	th->pid = pid;
 	th->tid = tid;
 	th->first_ns = clip(task->start_time);
+	th->start_id = task->start_time;
 	BPF_CORE_READ_STR_INTO(&th->comm, task, comm);
 	if (task->on_cpu) {
 		th->oncpu_since_ns = th->first_ns;

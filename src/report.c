@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 18 };
+enum { NR_LOSSES = 24 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -49,6 +49,23 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
 	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
 	out[i++] = (struct loss){ "bpf_runs_missed", st[WPROF_STAT_RUNS_MISSED] };
+	out[i++] = (struct loss){ "debug_files_refused", ss.debug_build_id_mismatch +
+				  ss.debug_crc_mismatch + ss.debug_too_big };
+	out[i++] = (struct loss){ "targets_map_full", st[WPROF_STAT_TARGETS_FULL] };
+	out[i++] = (struct loss){ "maps_inherit_failed", st[WPROF_STAT_MAPS_INHERIT_FAILED] };
+	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
+	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
+	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
+}
+
+/* Threads whose tid an earlier thread had (p->threads is sorted by tid). */
+static size_t reused_tids(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i < p->nr_threads; i++)
+		n += p->threads[i].tid == p->threads[i - 1].tid;
+	return n;
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -212,6 +229,9 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
+	if (reused_tids(p))
+		fprintf(f, " (%zu had the tid of an earlier thread, the pids having wrapped "
+			"around: each is shown on its own)", reused_tids(p));
 	fprintf(f, "\nwprof: %llu samples, %llu context switches, %llu wakeups",
 		(unsigned long long)st[WPROF_STAT_SAMPLES],
 		(unsigned long long)st[WPROF_STAT_SWITCHES],

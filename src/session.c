@@ -658,6 +658,22 @@ static int note_ended(struct session *s, const void *key, const void *val)
 	return 0;
 }
 
+/* Ended threads whose tid a new thread took over before they were drained (bpf/thread.bpf.h). */
+static int take_reused(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.reused_threads);
+	struct wprof_thread t;
+
+	while (!bpf_map_lookup_and_delete_elem(fd, NULL, &t)) {
+		int err = store__add_thread(s->store, &t);
+
+		if (err)
+			return err;
+		s->drains.threads++;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
 static int take_thread(struct session *s, const void *key, const void *val)
 {
 	return store__add_thread(s->store, val);
@@ -778,16 +794,26 @@ int session__drain(struct session *s, bool final)
 		}
 	}
 	for (size_t i = 0; i < ended.nr; i++) {
+		int fd = bpf_map__fd(k->maps.threads);
 		struct wprof_thread t;
 
-		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(k->maps.threads), &ended.tids[i],
-						   &t))
+		if (bpf_map_lookup_and_delete_elem(fd, &ended.tids[i], &t))
 			continue; /* cannot happen: nothing else deletes */
+		/*
+		 * A new thread of the tid took the entry over since it was noted
+		 * (thread_reuse(): the ended one is in reused_threads): its own,
+		 * live, goes back, unless its next event made another already.
+		 */
+		if (!t.exit_ns && !bpf_map_update_elem(fd, &ended.tids[i], &t, BPF_NOEXIST))
+			continue;
 		err = store__add_thread(s->store, &t);
 		if (err)
 			goto out;
 		s->drains.threads++;
 	}
+	err = take_reused(s);
+	if (err)
+		goto out;
 	if (final) {
 		n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
 				 sizeof(struct wprof_thread), false, take_thread);
