@@ -46,7 +46,7 @@ const volatile bool end_iter __weak = false;
  * switch-out too, and count the resume walks that differ.
  */
 const volatile bool check_deferred __weak = false;
-/* --stats: time each kind of switch (two clock reads per switch) */
+/* --stats: time each kind of switch (on a sample of the switches: TIMED_EVERY) */
 const volatile bool time_kinds __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
@@ -348,8 +348,14 @@ static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, 
 	return true;
 }
 
-static __always_inline bool account(__u32 pid, __u32 tid, __u64 ustack, __u64 kstack,
-				    __u32 state, __u64 delta_ns, __u64 weight)
+/* What tells a task from an earlier one of the same tid (struct wprof_key). */
+static __always_inline __u32 task_start_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, start_time);
+}
+
+static __always_inline bool account(__u32 pid, __u32 tid, __u32 start_id, __u64 ustack,
+				    __u64 kstack, __u32 state, __u64 delta_ns, __u64 weight)
 {
 	struct wprof_key key = {
 		.pid = pid,
@@ -357,6 +363,7 @@ static __always_inline bool account(__u32 pid, __u32 tid, __u64 ustack, __u64 ks
 		.ustack_id = ustack,
 		.kstack_id = kstack,
 		.state = state,
+		.start_id = start_id,
 	};
 
 	return add_val(active_map(&counts), &key, delta_ns, weight, WPROF_STAT_COUNTS_FULL);

@@ -31,6 +31,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks)
 		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
 	/* a sample only counts: user space shares the exact on-CPU time out by samples */
-	account(pid, tid, ustack, kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
+	account(pid, tid, task_start_id((struct task_struct *)bpf_get_current_task()), ustack,
+		kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
 	return 0;
 }

@@ -362,8 +362,13 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
  * sched_entry_tp (6.16+), the first thing __schedule() does, stamps the
  * time on its CPU; the sched_switch of the same call reads it: __schedule()
  * does not nest, and every call fires sched_entry_tp before sched_switch.
- * Where there is no stamp (older kernels; a CPU that has not entered
- * __schedule() since the program was attached) the switch is timed here.
+ * The stamp is taken by the one sched_switch that reads it, so no clock
+ * read is needed here to tell it is this call's: a __schedule() that
+ * switches nothing leaves its stamp for the next one to overwrite. Where
+ * there is none (older kernels; a CPU that has not entered __schedule()
+ * since the program was attached), or once the window has closed (the
+ * programs are then detached, sched_entry_tp maybe first, and a stamp left
+ * would stay stale), the switch is timed here.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -374,14 +379,27 @@ struct {
 
 static __always_inline __u64 switch_time(void)
 {
-	__u64 now = bpf_ktime_get_ns(), *entry;
+	__u64 *entry, ts;
 	__u32 zero = 0;
 
 	entry = bpf_map_lookup_elem(&sched_entry_ns, &zero);
-	if (entry && *entry && *entry <= now)
-		return *entry;
-	return now;
+	if (!entry)
+		return bpf_ktime_get_ns();
+	ts = *entry;
+	*entry = 0;
+	if (!ts || window_end_ns)
+		return bpf_ktime_get_ns();
+	return ts;
 }
+
+/*
+ * --stats times the kinds of switch on one switch in TIMED_EVERY, chosen at
+ * random, and counts that one TIMED_EVERY times: each kind's total is then
+ * estimated without bias, and the clock reads that time it (each as long as
+ * a switch's cheapest parts) are not paid at every switch. Random, not every
+ * n-th: switches come in patterns (two threads taking turns on a CPU).
+ */
+#define TIMED_EVERY 16
 
 /* `typed`: prev and next are BTF pointers (tp_btf), usable with task helpers */
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -389,16 +407,17 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 {
 	bool out = is_target(TASK_READ(prev, tgid, typed), TASK_READ(prev, pid, typed));
 	bool in = is_target(TASK_READ(next, tgid, typed), TASK_READ(next, pid, typed));
+	bool timed = time_kinds && !(bpf_get_prandom_u32() % TIMED_EVERY);
 	__u64 now, t0 = 0, t1 = 0;
 	__u32 kind = WPROF_STAT_SW_OTHER;
 
-	if (time_kinds)
+	if (timed)
 		t0 = bpf_ktime_get_ns();
 	/* most switches on a machine concern no target: no clock read for them */
 	if (!out && !in) {
 		stat_add(WPROF_STAT_SW_OTHER, 1);
-		if (time_kinds)
-			stat_add(WPROF_STAT_NS_OTHER, bpf_ktime_get_ns() - t0);
+		if (timed)
+			stat_add(WPROF_STAT_NS_OTHER, (bpf_ktime_get_ns() - t0) * TIMED_EVERY);
 		return 0;
 	}
 	now = switch_time();
@@ -406,16 +425,17 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		kind = switch_out(ctx, prev, preempt, prev_state, now, typed);
 		stat_add(kind, 1);
 	}
-	if (time_kinds) {
+	if (timed) {
 		t1 = bpf_ktime_get_ns();
 		if (out)
-			stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_NS_OTHER, t1 - t0);
+			stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_NS_OTHER,
+				 (t1 - t0) * TIMED_EVERY);
 	}
 	if (in) {
 		switch_in(ctx, next, now, typed);
 		stat_add(WPROF_STAT_SW_IN, 1);
-		if (time_kinds)
-			stat_add(WPROF_STAT_NS_IN, bpf_ktime_get_ns() - t1);
+		if (timed)
+			stat_add(WPROF_STAT_NS_IN, (bpf_ktime_get_ns() - t1) * TIMED_EVERY);
 	}
 	return 0;
 }
@@ -492,8 +512,13 @@ static __always_inline void inherit_maps(__u32 ppid, __u32 cpid, __u64 start)
 {
 	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &ppid);
 
-	if (!pm || bpf_map_update_elem(&proc_maps, &cpid, pm, BPF_ANY))
+	if (!pm)
 		return;
+	/* full (or, unpreallocated, no memory): walks wait for user space to send its maps */
+	if (bpf_map_update_elem(&proc_maps, &cpid, pm, BPF_ANY)) {
+		stat_add(WPROF_STAT_MAPS_INHERIT_FAILED, 1);
+		return;
+	}
 	pm = bpf_map_lookup_elem(&proc_maps, &cpid);
 	if (pm) {
 		pm->start_ticks = start;
@@ -523,9 +548,11 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 
 	if (ppid == cpid) /* a thread */
 		return 0;
+	/* a child left out of a full map is not recorded at all: counted */
 	if (follow_children && filter_mode == WPROF_FILTER_PID &&
-	    bpf_map_lookup_elem(&targets, &ppid))
-		bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
+	    bpf_map_lookup_elem(&targets, &ppid) &&
+	    bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY))
+		stat_add(WPROF_STAT_TARGETS_FULL, 1);
 	if (!is_target(cpid, cpid))
 		return 0;
 	inherit_maps(ppid, cpid, start_ticks(child));

@@ -27,7 +27,7 @@ static __always_inline __u64 task_user_stack(struct task_struct *task)
 		return 0;
 	if (WPROF_CFI_UNWIND && cfi_walk) {
 		cfi_unwind(task, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
-			   PT_REGS_FP_CORE(regs), st, true);
+			   PT_REGS_FP_CORE(regs), st, true, SCRATCH_ITER);
 		return store_stack(st, true);
 	}
 	st->ips[nr++] = PT_REGS_IP_CORE(regs);
@@ -73,6 +73,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	th->pid = pid;
 	th->tid = tid;
 	th->first_ns = clip(task->start_time);
+	th->start_id = task->start_time;
 	BPF_CORE_READ_STR_INTO(&th->comm, task, comm);
 	if (task->on_cpu) {
 		th->oncpu_since_ns = th->first_ns;

@@ -90,26 +90,70 @@ static __always_inline struct wprof_thread *thread_blank(__u32 slot)
 	return th;
 }
 
+/*
+ * Entries of ended threads that a new thread of the same tid took over
+ * before user space drained them (the pids wrapped around): user space
+ * takes them from here, each a thread of its own.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 256);
+	__type(value, struct wprof_thread);
+} reused_threads SEC(".maps") __weak;
+
+/*
+ * @old, the entry of an ended thread whose tid a new task now has: hand it
+ * to user space (reused_threads); the caller then makes the entry the new
+ * task's. False if another CPU does (the CAS on start_id decides); an event
+ * of the new task on another CPU meanwhile may still land in the old entry:
+ * a window of a few instructions, once per reuse.
+ */
+static __always_inline bool thread_reuse(struct wprof_thread *old, __u32 start_id, __u32 slot)
+{
+	__u32 old_id = old->start_id;
+	struct wprof_thread *th;
+
+	if (__sync_val_compare_and_swap(&old->start_id, old_id, start_id) != old_id)
+		return false;
+	th = thread_blank(slot);
+	if (th) {
+		__builtin_memcpy(th, old, sizeof(*th));
+		th->start_id = old_id;
+	}
+	if (!th || bpf_map_push_elem(&reused_threads, th, 0))
+		stat_add(WPROF_STAT_REUSED_LOST, 1);
+	return true;
+}
+
 static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __u32 pid,
 						       __u32 tid, __u64 now, __u32 slot)
 {
 	struct wprof_thread *th;
+	__u32 start_id = 0;
+	bool reused;
 	long err;
 
 	th = bpf_map_lookup_elem(&threads, &tid);
-	if (th)
+	/* an ended thread's entry: only its last switch-out may use it, not a new task */
+	if (th && !(th->exit_ns && th->start_id != (start_id = task_start_id(t))))
 		return th;
+	reused = th != NULL;
+	if (reused && !thread_reuse(th, start_id, slot))
+		return bpf_map_lookup_elem(&threads, &tid);
+	if (!reused)
+		start_id = task_start_id(t);
 	th = thread_blank(slot);
 	if (!th)
 		return NULL;
 	th->pid = pid;
 	th->tid = tid;
+	th->start_id = start_id;
 	/* a thread first seen now existed since its start or the window's */
 	th->first_ns = clip(BPF_CORE_READ(t, start_time));
 	if (th->first_ns > now)
 		th->first_ns = now;
 	BPF_CORE_READ_STR_INTO(&th->comm, t, comm);
-	err = bpf_map_update_elem(&threads, &tid, th, BPF_NOEXIST);
+	err = bpf_map_update_elem(&threads, &tid, th, reused ? BPF_ANY : BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 		return NULL;
@@ -147,7 +191,7 @@ static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u6
 		return;
 	/* a blocked part with a known waker goes to `wakes` instead */
 	if (!waker || !record_wakers || !(th->waker_ustack_id | th->waker_kstack_id)) {
-		if (!account(th->pid, th->tid, ustack, kstack, state, ns, weight))
+		if (!account(th->pid, th->tid, th->start_id, ustack, kstack, state, ns, weight))
 			th->lost_ns += ns;
 	} else {
 		struct wprof_wake_key key = {
@@ -157,6 +201,7 @@ static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u6
 				.ustack_id = ustack,
 				.kstack_id = kstack,
 				.state = state,
+				.start_id = th->start_id,
 			},
 			.waker_ustack_id = th->waker_ustack_id,
 			.waker_kstack_id = th->waker_kstack_id,

@@ -43,24 +43,67 @@
 #define SIGCTX_SP 160
 #define SIGCTX_IP 168
 
+/*
+ * A piece of the walked stack, read at once: on this VM a read of user memory
+ * costs about as much for 1 KiB as for 8 bytes (the call, not the copy, is
+ * the cost), and a walk reads two words per frame, most of them a few
+ * hundred bytes apart. Aligned to its size, a chunk never spans two pages:
+ * it can be read whole exactly when its words can be read one by one.
+ */
+#define CHUNK_SIZE 512
+#define CHUNK_WORDS (CHUNK_SIZE / 8)
+
+struct stack_chunk {
+	__u64 base; /* user address of w[0]; 0: nothing read */
+	__u64 w[CHUNK_WORDS];
+};
+
+/* One per scratch slot (see `scratch`): walks in different contexts can nest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_CNT);
+	__type(key, __u32);
+	__type(value, struct stack_chunk);
+} stack_chunks SEC(".maps") __weak;
+
 struct unwind_ctx {
 	struct wprof_stack *st;
 	struct wprof_proc_maps *pm;
+	struct stack_chunk *chunk; /* NULL: every word read on its own */
 	struct task_struct *task; /* the walked task, when it is not the current one */
 	__u64 pc, sp, fp;
 	__u32 nr;
 	__u32 cut;      /* enum wprof_cut, 0 while going or when complete */
 	__u32 pid;      /* tgid of task */
+	__u32 last_map; /* index of the mapping of the last frame + 1; 0: none */
 	bool fp_ok;     /* fp holds the frame pointer's true value */
 	bool exact_pc;  /* pc is not a return address (frame 0, after a signal frame) */
 	__u64 cfi_frames, fp_frames;
 };
 
+/*
+ * A word of the walked task's memory. The current task's stack words come
+ * from its chunk, read again when the word is outside it; a word that is not
+ * 8-byte aligned is read alone. The chunk is read during this walk only
+ * (cfi_unwind() empties it first): it shows the memory as the walk found it.
+ */
 static __always_inline long read_word(struct unwind_ctx *c, __u64 addr, __u64 *val, bool other)
 {
+	struct stack_chunk *ch = c->chunk;
+	__u64 base = addr & ~(__u64)(CHUNK_SIZE - 1);
+
 	if (other)
 		return bpf_copy_from_user_task(val, sizeof(*val), (void *)addr, c->task, 0);
-	return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+	if (!ch || (addr & 7))
+		return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+	if (ch->base != base) {
+		ch->base = 0;
+		if (bpf_probe_read_user(ch->w, sizeof(ch->w), (void *)base))
+			return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+		ch->base = base;
+	}
+	*val = ch->w[((addr - base) / 8) & (CHUNK_WORDS - 1)];
+	return 0;
 }
 
 /*
@@ -264,7 +307,14 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	bool by_fp = false;
 
 	if (c->pm) {
-		int idx = find_map(c->pm, look);
+		/* callers are most often in the mapping of the callee */
+		__u32 last = (c->last_map - 1) & (WPROF_MAX_EXEC_MAPS - 1);
+		int idx;
+
+		if (c->last_map && look >= c->pm->maps[last].start && look < c->pm->maps[last].end)
+			idx = last;
+		else
+			idx = find_map(c->pm, look);
 
 		if (idx < 0) {
 			/* not code: the last frame was no return address either */
@@ -274,6 +324,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 			ask_maps(c->pm, c->pid);
 			return 1;
 		}
+		c->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
 		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
 		if (m->row_nr && m->page_nr && look >= m->base)
 			row = find_row(m, (__u32)(look - m->base));
@@ -400,10 +451,13 @@ static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *
  * user registers into `st`, leaf first.
  */
 static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64 sp, __u64 fp,
-				       struct wprof_stack *st, bool other)
+				       struct wprof_stack *st, bool other, __u32 slot)
 {
+	struct stack_chunk *chunk = other ? NULL : bpf_map_lookup_elem(&stack_chunks, &slot);
+
 	struct unwind_ctx c = {
 		.st = st,
+		.chunk = chunk,
 		.task = task,
 		.exact_pc = true,
 		.fp_ok = true,
@@ -412,6 +466,8 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 		.fp = fp,
 	};
 
+	if (chunk)
+		chunk->base = 0; /* what an earlier walk read */
 	/* without the maps: frame-pointer steps only, and the stack says so */
 	c.pid = BPF_CORE_READ(task, tgid);
 	c.pm = proc_maps_of(task, c.pid);
@@ -438,7 +494,7 @@ __weak __noinline __u64 cfi_user_stack(__u32 slot, __u64 pc, __u64 sp, __u64 fp)
 
 	if (!st)
 		return 0;
-	cfi_unwind(task, pc, sp, fp, st, false);
+	cfi_unwind(task, pc, sp, fp, st, false, slot);
 	return store_stack(st, true);
 }
 

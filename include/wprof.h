@@ -31,7 +31,11 @@ struct wprof_key {
 	__u64 ustack_id;
 	__u64 kstack_id;
 	__u32 state; /* enum wprof_state */
-	__u32 pad;
+	/*
+	 * The low 32 bits of the task's start time (ns since boot): after the
+	 * pids wrapped, two threads of one tid are two keys, two threads.
+	 */
+	__u32 start_id;
 };
 
 /*
@@ -156,7 +160,7 @@ struct wprof_thread {
 	__u64 ustack_id;      /* stacks the thread left the CPU with */
 	__u64 kstack_id;
 	__u32 off_state;      /* enum wprof_state of the current interval */
-	__u32 pad1;
+	__u32 start_id;       /* of the task: see struct wprof_key */
 	/* exact totals, whatever the stack maps and filters keep */
 	__u64 off_ns[WPROF_STATE_CNT];
 	__u64 blocks;       /* intervals in SLEEP or DISK */
@@ -246,6 +250,15 @@ enum wprof_stat {
 	WPROF_STAT_UNTRACED_RESUMED, /* a thread got a CPU without a sched_switch event: seen resuming */
 	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */
+	WPROF_STAT_TARGETS_FULL,   /* `-- CMD`: forked processes not followed, targets map full */
+	WPROF_STAT_MAPS_INHERIT_FAILED, /* forked processes that could not get the parent's maps */
+	WPROF_STAT_REUSED_LOST,    /* ended threads whose entry a new one of the tid took over, */
+				   /* and the reused_threads queue had no room for: totals lost */
+	/*
+	 * Runs of wprof's programs the kernel skipped (a program already
+	 * running on the CPU): filled by user space from the programs' info.
+	 */
+	WPROF_STAT_RUNS_MISSED,
 	WPROF_STAT_CNT,
 };
 

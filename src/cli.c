@@ -243,6 +243,24 @@ int cli_id_list(int opt, const char *arg, __u32 **ids, size_t *nr)
 	return err;
 }
 
+/*
+ * WPROF_ATTACH=raw_tp loads the programs kernels without tp_btf get (the
+ * tests run them so on this kernel too); "auto" or unset: tp_btf where it loads.
+ */
+static int attach_env(struct record_opts *opts)
+{
+	const char *v = getenv("WPROF_ATTACH");
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		return 0;
+	if (!strcmp(v, "raw_tp")) {
+		opts->raw_tp = true;
+		return 0;
+	}
+	pr_err("WPROF_ATTACH='%s' is not known; use raw_tp or auto", v);
+	return -EINVAL;
+}
+
 int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 {
 	int c, nr_modes = 0;
@@ -376,6 +394,8 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		return -EINVAL;
 	}
 	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
+		return -EINVAL;
+	if (attach_env(opts))
 		return -EINVAL;
 	if (optind < argc) {
 		nr_modes++;

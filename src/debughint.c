@@ -185,6 +185,23 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* Debug files of another build, refused: which, and what would fix it. */
+static void print_refused(const struct symbolizer *sym, FILE *f)
+{
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(sym, &ss);
+	if (!ss.debug_build_id_mismatch && !ss.debug_crc_mismatch && !ss.debug_too_big)
+		return;
+	fprintf(f, "wprof: debug files refused as another build's (their names would be wrong): "
+		"%llu build-id differs, %llu CRC differs from the .gnu_debuglink's, %llu too big "
+		"to check; e.g. %s: install the debug files of the installed build, or rebuild "
+		"the program and its debug file together\n",
+		(unsigned long long)ss.debug_build_id_mismatch,
+		(unsigned long long)ss.debug_crc_mismatch, (unsigned long long)ss.debug_too_big,
+		ss.debug_refused_path ? ss.debug_refused_path : "?");
+}
+
 void debughint__print(const struct symbolizer *sym, FILE *f)
 {
 	char pkgs[MAX_SHOWN][DEBUGHINT_PKG_LEN], dbg[DEBUGHINT_PKG_LEN + 16];
@@ -194,6 +211,7 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 	bool dpkg, packaged = false;
 	__u64 rest = 0;
 
+	print_refused(sym, f);
 	if (n <= 0) {
 		free(u);
 		return;

@@ -44,7 +44,8 @@ bool debughint__usr_alias(const char *path, char *buf, size_t size);
 int debughint__owners(const char *const *paths, size_t n, char (*pkgs)[DEBUGHINT_PKG_LEN]);
 
 /*
- * The summary line on @f: the files whose frames lacked names, how many
+ * The summary lines on @f: debug files refused as another build's (which
+ * and what to do), and the files whose frames lacked names, how many
  * frames each, and what would name them. Nothing when there are none.
  */
 void debughint__print(const struct symbolizer *sym, FILE *f);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <zlib.h>
 
 #include "demangle.h"
 #include "dwinline.h"
@@ -28,6 +29,12 @@
 #define NESTED_LOOKBACK 8
 #define MAX_BUILD_ID 64
 #define MAX_INLINE_DEPTH 32
+/*
+ * A debug file is read whole for its CRC: up to this size, a bound on what
+ * another user's .gnu_debuglink can make root read. Bigger ones are refused.
+ */
+#define DEBUG_CRC_MAX_BYTES (4ULL << 30)
+#define DEBUG_CRC_CHUNK (256 << 10)
 /* Marks a symbol whose name was tried and is not demangled. */
 #define NOT_MANGLED ((char *)1)
 
@@ -59,6 +66,8 @@ struct elfsyms {
 	bool indexed;
 	bool symtab; /* symbols from a .symtab (the file's or a debug file's), not .dynsym alone */
 	char **debuginfo_path;
+	unsigned int debug_refused; /* ELFSYMS_REFUSED_* of the candidates refused */
+	char *debug_refused_path;   /* the first one */
 	__u64 bias; /* module address - ELF vaddr */
 	struct seg *segs;
 	size_t nr_segs;
@@ -171,6 +180,12 @@ bool elfsyms__has_symtab(const struct elfsyms *e)
 bool elfsyms__holds_fd(const struct elfsyms *e)
 {
 	return e->fd >= 0;
+}
+
+unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path)
+{
+	*path = e->debug_refused_path;
+	return e->debug_refused;
 }
 
 /* ---- indexing ---- */
@@ -324,17 +339,61 @@ cleanup:
 }
 
 /*
+ * The CRC32 of @fd's content, @size bytes (zlib's crc32() is the CRC that
+ * binutils stores in .gnu_debuglink). 0, or -errno (-EIO: the file got shorter).
+ */
+static int file_crc(int fd, __u64 size, uLong *crc)
+{
+	unsigned char *buf = malloc(DEBUG_CRC_CHUNK);
+	__u64 off = 0;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	*crc = crc32(0L, Z_NULL, 0);
+	while (off < size) {
+		size_t want = size - off < DEBUG_CRC_CHUNK ? size - off : DEBUG_CRC_CHUNK;
+		ssize_t n = pread(fd, buf, want, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		*crc = crc32(*crc, buf, n);
+		off += n;
+	}
+	free(buf);
+	return err;
+}
+
+static void refuse_debug_file(struct elfsyms *e, const char *path, unsigned int why)
+{
+	e->debug_refused |= why;
+	if (!e->debug_refused_path)
+		e->debug_refused_path = strdup(path); /* failing only loses the example */
+}
+
+/*
  * Open a candidate debug file for @e, or -1: only a regular file (a FIFO or
  * a device named by another user must not hang or feed a root tool, hence
  * O_NONBLOCK) whose content the owner of @e could read anyway (world
- * readable, or theirs), and with @e's build-id when @e has one.
+ * readable, or theirs), and of @e's own build: with @e's build-id when @e
+ * has one, else (@by_link, found by .gnu_debuglink) with the CRC @crc the
+ * link holds. The build-id decides when there is one, as in libdw and
+ * gdb's build-id search: it names the build, and a debug file compressed
+ * or dwz-ed after the link was made keeps it but not its CRC. A debug file
+ * of another build (stale, or a rebuild's) would put wrong names on
+ * frames: it is refused and remembered for the summary.
  */
-static int open_debug_file(const struct elfsyms *e, const char *path)
+static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GElf_Word crc)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	const void *id;
 	bool ok = false;
+	uLong sum;
 	Elf *elf;
 
 	if (fd < 0)
@@ -343,12 +402,26 @@ static int open_debug_file(const struct elfsyms *e, const char *path)
 	    !((st.st_mode & S_IROTH) || (st.st_uid == e->owner_uid && (st.st_mode & S_IRUSR))))
 		goto out;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		ok = !e->build_id_len ||
-		     (dwelf_elf_gnu_build_id(elf, &id) == (ssize_t)e->build_id_len &&
-		      !memcmp(id, e->build_id, e->build_id_len));
-	if (elf)
-		elf_end(elf);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		goto out;
+	}
+	if (e->build_id_len) {
+		ok = dwelf_elf_gnu_build_id(elf, &id) == (ssize_t)e->build_id_len &&
+		     !memcmp(id, e->build_id, e->build_id_len);
+		if (!ok)
+			refuse_debug_file(e, path, ELFSYMS_REFUSED_BUILD_ID);
+	} else if (!by_link) {
+		ok = true;
+	} else if ((__u64)st.st_size > DEBUG_CRC_MAX_BYTES) {
+		refuse_debug_file(e, path, ELFSYMS_REFUSED_TOO_BIG);
+	} else {
+		ok = !file_crc(fd, st.st_size, &sum) && sum == crc;
+		if (!ok)
+			refuse_debug_file(e, path, ELFSYMS_REFUSED_CRC);
+	}
+	elf_end(elf);
 out:
 	if (!ok) {
 		close(fd);
@@ -357,9 +430,10 @@ out:
 	return fd;
 }
 
-static int try_debug_file(const struct elfsyms *e, char *path, char **found)
+static int try_debug_file(struct elfsyms *e, char *path, bool by_link, GElf_Word crc,
+			  char **found)
 {
-	int fd = path ? open_debug_file(e, path) : -1;
+	int fd = path ? open_debug_file(e, path, by_link, crc) : -1;
 
 	if (fd >= 0)
 		*found = path;
@@ -381,7 +455,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  Dwarf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name)
 {
-	const struct elfsyms *e = *userdata;
+	struct elfsyms *e = *userdata;
 	char *dirs, *dir, *rest, *fdir, *copy, *path;
 	int fd = -1;
 
@@ -404,7 +478,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 				sprintf(hex + 2 * i, "%02x", e->build_id[i]);
 			if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2) < 0)
 				path = NULL;
-			fd = try_debug_file(e, path, debuginfo_file_name);
+			fd = try_debug_file(e, path, false, 0, debuginfo_file_name);
 		}
 		if (fd >= 0 || !debuglink || !fdir)
 			continue;
@@ -414,7 +488,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		else if (dir[0] != '/' &&
 			 asprintf(&path, "%s/%s%s%s", fdir, dir, dir[0] ? "/" : "", debuglink) < 0)
 			path = NULL;
-		fd = try_debug_file(e, path, debuginfo_file_name);
+		fd = try_debug_file(e, path, true, crc, debuginfo_file_name);
 	}
 	free(dirs);
 	free(copy);
@@ -642,6 +716,7 @@ void elfsyms__free(struct elfsyms *e)
 		close(e->fd);
 	dwinline__free(e->dwi);
 	dwfl_end(e->dwfl);
+	free(e->debug_refused_path);
 	for (i = 0; e->demangled && i < e->nr_syms; i++)
 		if (e->demangled[i] != NOT_MANGLED)
 			free(e->demangled[i]);

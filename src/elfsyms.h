@@ -55,6 +55,17 @@ bool elfsyms__has_symtab(const struct elfsyms *e);
 bool elfsyms__holds_fd(const struct elfsyms *e);
 
 /*
+ * Debug files found for @e and refused as another build's: a build-id
+ * other than @e's, a CRC other than its .gnu_debuglink's (checked when @e
+ * has no build-id), or too big to check. A mask of ELFSYMS_REFUSED_*, and
+ * the first refused file in @path (NULL if none); known once indexed.
+ */
+#define ELFSYMS_REFUSED_BUILD_ID 1u
+#define ELFSYMS_REFUSED_CRC 2u
+#define ELFSYMS_REFUSED_TOO_BIG 4u
+unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path);
+
+/*
  * Read the segments and the symbol table; once. @debuginfo_path is libdw's
  * search path (see Dwfl_Callbacks), and must stay valid while @e lives.
  * @keep_fd: keep the file open for elfsyms__inlines(), else close it now.

@@ -51,6 +51,7 @@ struct record_opts {
 	bool inlines; /* name inlined calls from DWARF, as frames of their own */
 	bool no_states;
 	bool bpf_stats;
+	bool raw_tp; /* WPROF_ATTACH=raw_tp: the fallback programs, as on kernels without tp_btf */
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

@@ -52,14 +52,24 @@ static int cmp_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static struct thread_acct *find_thread(const struct profile *p, __u32 tid)
+/* Threads are sorted by tid, then start_id: one tid may be two threads (pids wrapped). */
+static int cmp_thread(const void *a, const void *b)
 {
-	struct thread_acct key = { .tid = tid };
+	const struct thread_acct *x = a, *y = b;
 
-	return bsearch(&key, p->threads, p->nr_threads, sizeof(key), cmp_tid);
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_id < y->start_id ? -1 : x->start_id > y->start_id;
 }
 
-static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid)
+static struct thread_acct *find_thread(const struct profile *p, __u32 tid, __u32 start_id)
+{
+	struct thread_acct key = { .tid = tid, .start_id = start_id };
+
+	return bsearch(&key, p->threads, p->nr_threads, sizeof(key), cmp_thread);
+}
+
+static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid, __u32 start_id)
 {
 	struct thread_acct *n = realloc(p->threads, (p->nr_threads + 1) * sizeof(*n));
 
@@ -70,6 +80,7 @@ static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid)
 	memset(n, 0, sizeof(*n));
 	n->pid = pid;
 	n->tid = tid;
+	n->start_id = start_id;
 	return n;
 }
 
@@ -155,7 +166,7 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
 	__u64 start = session__window_start_ns(b->s), end = session__window_end_ns(b->s);
-	struct thread_acct *t = new_thread(b->p, th->pid, th->tid);
+	struct thread_acct *t = new_thread(b->p, th->pid, th->tid, th->start_id);
 	__u64 blocked, runq;
 
 	if (!t)
@@ -194,7 +205,9 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 static void finish_thread(const struct profile *p, const struct record_opts *o,
 			  struct thread_acct *t)
 {
-	const struct thread_acct *main = find_thread(p, t->pid);
+	/* any thread of tid pid: the name is the process's, whichever it was */
+	const struct thread_acct *main = bsearch(&(struct thread_acct){ .tid = t->pid }, p->threads,
+						 p->nr_threads, sizeof(*t), cmp_tid);
 	char path[64], comm[WPROF_COMM_LEN + 1];
 
 	t->wall_ns = t->on_ns;
@@ -222,10 +235,11 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 
 
 /* A thread seen only in samples (it never switched): named from /proc. */
-static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 tid)
+static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 tid,
+					       __u32 start_id)
 {
 	char path[64], comm[WPROF_COMM_LEN + 1] = "";
-	struct thread_acct *t = new_thread(b->p, pid, tid);
+	struct thread_acct *t = new_thread(b->p, pid, tid, start_id);
 
 	if (!t)
 		return NULL;
@@ -238,8 +252,8 @@ static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 ti
 	t->samples = 1; /* so that --no-idle-threads keeps it */
 	finish_thread(b->p, b->o, t);
 	t->samples = 0;
-	qsort(b->p->threads, b->p->nr_threads, sizeof(*t), cmp_tid);
-	return find_thread(b->p, tid);
+	qsort(b->p->threads, b->p->nr_threads, sizeof(*t), cmp_thread);
+	return find_thread(b->p, tid, start_id);
 }
 
 /* The frame a user walk that stopped early ends with (see enum wprof_cut). */
@@ -416,11 +430,11 @@ static size_t prefix_len(const struct builder *b)
 	return !b->o->tag_leaf + 1 + (opts__line_ids(b->o) ? 2 : 0);
 }
 
-static struct thread_acct *thread_of(struct builder *b, __u32 pid, __u32 tid)
+static struct thread_acct *thread_of(struct builder *b, const struct wprof_key *k)
 {
-	struct thread_acct *t = find_thread(b->p, tid);
+	struct thread_acct *t = find_thread(b->p, k->tid, k->start_id);
 
-	return t ? t : sampled_thread(b, pid, tid);
+	return t ? t : sampled_thread(b, k->pid, k->tid, k->start_id);
 }
 
 /* Pass 2: every line's time, weighed later; nothing is symbolized yet. */
@@ -428,7 +442,7 @@ static int add_line(struct builder *b, const struct wprof_key *k,
 		    const struct wprof_wake_key *wk, __u64 count, __u64 ns, __u64 max_ns)
 {
 	const struct wprof_key *key = wk ? &wk->blocked : k;
-	struct thread_acct *t = find_thread(b->p, key->tid);
+	struct thread_acct *t = find_thread(b->p, key->tid, key->start_id);
 	struct line *l;
 
 	if (b->nr_lines == b->cap_lines) {
@@ -479,7 +493,7 @@ static int add_val_line(struct builder *b, const struct wprof_key *k,
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = thread_of(b, k->pid, k->tid);
+	struct thread_acct *t = thread_of(b, k);
 
 	if (!t)
 		return -ENOMEM;
@@ -494,7 +508,7 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = thread_of(b, k->blocked.pid, k->blocked.tid);
+	struct thread_acct *t = thread_of(b, &k->blocked);
 
 	if (!t)
 		return -ENOMEM;
@@ -512,9 +526,9 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 static int add_open(const struct wprof_thread *th, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = find_thread(b->p, th->tid);
+	struct thread_acct *t = find_thread(b->p, th->tid, th->start_id);
 	struct wprof_key k = {
-		.pid = th->pid, .tid = th->tid,
+		.pid = th->pid, .tid = th->tid, .start_id = th->start_id,
 		.ustack_id = th->walk & WPROF_WALK_USER ? th->ustack_id : 0,
 		.kstack_id = th->walk & WPROF_WALK_KERNEL ? th->kstack_id : 0,
 	};
@@ -564,7 +578,9 @@ static int add_unwalked(struct builder *b)
 		const struct thread_acct *t = &b->p->threads[i];
 
 		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected; s++) {
-			struct wprof_key k = { .pid = t->pid, .tid = t->tid, .state = s };
+			struct wprof_key k = {
+				.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = s,
+			};
 			int err;
 
 			if (t->has_lines[s] || !ns_to_us(t->kept_ns[s]))
@@ -588,6 +604,8 @@ static int cmp_line(const void *a, const void *b)
 
 	if (kx->tid != ky->tid)
 		return kx->tid < ky->tid ? -1 : 1;
+	if (kx->start_id != ky->start_id)
+		return kx->start_id < ky->start_id ? -1 : 1;
 	if (kx->state != ky->state)
 		return kx->state < ky->state ? -1 : 1;
 	if (x->wake != y->wake)
@@ -613,7 +631,7 @@ static int cmp_line(const void *a, const void *b)
 static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *shares,
 		       __u64 *parts)
 {
-	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid);
+	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid, l->k.blocked.start_id);
 	__u32 state = l->k.blocked.state;
 	bool on = state == WPROF_ON_CPU;
 	__u64 samples = 0, total = 0, one = 0, exact = 0, estimated = 0;
@@ -681,6 +699,7 @@ static int weigh_lines(struct builder *b)
 		const struct wprof_key *k = &b->lines[i].k.blocked;
 
 		for (j = i + 1; j < b->nr_lines && b->lines[j].k.blocked.tid == k->tid &&
+				b->lines[j].k.blocked.start_id == k->start_id &&
 				b->lines[j].k.blocked.state == k->state; j++)
 			;
 		err = weigh_group(b, &b->lines[i], j - i, shares, parts);
@@ -695,7 +714,7 @@ out:
 static int emit_line(struct builder *b, const struct line *l)
 {
 	const struct wprof_wake_key *k = &l->k;
-	const struct thread_acct *t = find_thread(b->p, k->blocked.tid);
+	const struct thread_acct *t = find_thread(b->p, k->blocked.tid, k->blocked.start_id);
 	char comm[WPROF_COMM_LEN + 1];
 
 	if (!t)
@@ -723,7 +742,9 @@ static int emit_line(struct builder *b, const struct line *l)
  */
 static int emit_unsampled(struct builder *b, const struct thread_acct *t)
 {
-	struct wprof_key k = { .pid = t->pid, .tid = t->tid, .state = WPROF_ON_CPU };
+	struct wprof_key k = {
+		.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = WPROF_ON_CPU,
+	};
 
 	b->p->unsampled_threads++;
 	b->p->unsampled_us += t->on_us;
@@ -749,7 +770,7 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	if (err)
 		goto out;
 	if (p->nr_threads)
-		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
+		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		finish_thread(p, o, &p->threads[i]);
 		selected += p->threads[i].selected;

@@ -13,6 +13,7 @@
 /* Per-thread accounting over the window, exact from the scheduler events. */
 struct thread_acct {
 	__u32 pid, tid;
+	__u32 start_id; /* with tid, which thread: see struct wprof_key */
 	char comm[WPROF_COMM_LEN];
 	char pcomm[WPROF_COMM_LEN];     /* its process's name */
 	__u64 wall_ns;                  /* on + off: the time it existed in the window */

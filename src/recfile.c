@@ -13,6 +13,7 @@
 #include "gzip.h"
 #include "recfile.h"
 #include "recline.h"
+#include "statnames.h"
 #include "util.h"
 
 static const char recfile_magic[RECFILE_MAGIC_LEN] = RECFILE_MAGIC;
@@ -75,6 +76,9 @@ static const size_t sym_counters[] = {
 	F(struct symbolizer_stats, files_closed_early),
 	F(struct symbolizer_stats, jit_maps),       F(struct symbolizer_stats, jit_untrusted),
 	F(struct symbolizer_stats, jit_truncated),
+	F(struct symbolizer_stats, debug_build_id_mismatch),
+	F(struct symbolizer_stats, debug_crc_mismatch),
+	F(struct symbolizer_stats, debug_too_big),
 };
 static const size_t unw_counters[] = {
 	F(struct unwtab_stats, files),          F(struct unwtab_stats, files_no_cfi),
@@ -142,6 +146,7 @@ static void put_thread(struct bytebuf *b, const struct thread_acct *t)
 {
 	put_u32(b, t->pid);
 	put_u32(b, t->tid);
+	put_u32(b, t->start_id);
 	put_str(b, t->comm);
 	put_str(b, t->pcomm);
 	put_u64(b, t->wall_ns);
@@ -198,8 +203,15 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 	put_counters(b, RS_COUNTERS, p, profile_counters, ARRAY_SIZE(profile_counters));
 	s = begin_section(b, RS_BPF_STATS);
 	put_u32(b, WPROF_STAT_CNT);
-	for (int i = 0; i < WPROF_STAT_CNT; i++)
+	for (int i = 0; i < WPROF_STAT_CNT; i++) {
+		char buf[32];
+		const char *name = stat__name(i, buf, sizeof(buf));
+
+		if (!name) /* unnamed: test_recfile says so; by index, readable by this build */
+			snprintf(buf, sizeof(buf), "stat_%d", i), name = buf;
+		put_str(b, name);
 		put_u64(b, r->stats[i]);
+	}
 	end_section(b, s);
 	s = begin_section(b, RS_DRAIN);
 	put_u32(b, 5);
@@ -408,15 +420,18 @@ static void read_drain(struct rbuf *b, struct session_drain_stats *d)
 	d->max_fill_pct = v[4] > 100 ? 100 : v[4];
 }
 
-static int cmp_tid(const void *a, const void *b)
+/* As profile.c sorts them: by tid, then start_id (a reused tid is two threads). */
+static int cmp_thread(const void *a, const void *b)
 {
 	const struct thread_acct *x = a, *y = b;
 
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_id < y->start_id ? -1 : x->start_id > y->start_id;
 }
 
-/* The smallest thread record: ids, two empty strings, 7 u64, the state count, flags. */
-#define THREAD_MIN_BYTES (4 + 4 + 4 + 4 + 7 * 8 + 4 + 4)
+/* The smallest thread record: 3 ids, two empty strings, 7 u64, the state count, flags. */
+#define THREAD_MIN_BYTES (3 * 4 + 4 + 4 + 7 * 8 + 4 + 4)
 
 static int read_threads(struct loader *l, struct rbuf *b)
 {
@@ -434,6 +449,7 @@ static int read_threads(struct loader *l, struct rbuf *b)
 
 		t->pid = get_u32(b);
 		t->tid = get_u32(b);
+		t->start_id = get_u32(b);
 		get_str_into(b, t->comm, sizeof(t->comm));
 		get_str_into(b, t->pcomm, sizeof(t->pcomm));
 		t->wall_ns = get_u64(b);
@@ -458,7 +474,7 @@ static int read_threads(struct loader *l, struct rbuf *b)
 		t->selected = flags & TF_SELECTED;
 	}
 	/* rec_info__thread() searches them by tid */
-	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_tid);
+	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
 	return 0;
 }
 
@@ -573,11 +589,19 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 	case RS_BPF_STATS: {
 		__u32 n = get_u32(b);
 
+		/* by name: a statistic this build does not have is left out */
 		for (__u32 i = 0; i < n && !b->short_; i++) {
-			__u64 v = get_u64(b);
+			char name[32];
+			__u64 v;
+			int k;
 
-			if (i < WPROF_STAT_CNT)
-				r->stats[i] = v;
+			get_str_into(b, name, sizeof(name));
+			v = get_u64(b);
+			k = stat__index(name);
+			if (k < 0 && sscanf(name, "stat_%d", &k) != 1)
+				k = -1;
+			if (k >= 0 && k < WPROF_STAT_CNT)
+				r->stats[k] = v;
 		}
 		return 0;
 	}

@@ -12,7 +12,7 @@
  *	RS_INFO      target, program, wprof's command line (strings); start,
  *	             window, period (ns), frequency (Hz); u32 flags (RF_*)
  *	RS_COUNTERS  u32 n + n u64: the profile's counters (see recfile.c)
- *	RS_BPF_STATS u32 n + n u64: enum wprof_stat, by index
+ *	RS_BPF_STATS u32 n, then per statistic its name (statnames.c), u64
  *	RS_DRAIN, RS_SYMBOLIZER, RS_UNWIND   u32 n + n u64 each
  *	RS_THREADS   u32 n, then per thread its accounting
  *	RS_HISTS     u32 n, then per process u32 pid, u32 slots + u64 each

@@ -13,7 +13,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 17 };
+enum { NR_LOSSES = 24 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -43,6 +43,24 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
 	out[i++] = (struct loss){ "files_unopened", r->sym.files_failed };
+	out[i++] = (struct loss){ "bpf_runs_missed", st[WPROF_STAT_RUNS_MISSED] };
+	out[i++] = (struct loss){ "debug_files_refused", r->sym.debug_build_id_mismatch +
+				  r->sym.debug_crc_mismatch + r->sym.debug_too_big };
+	out[i++] = (struct loss){ "targets_map_full", st[WPROF_STAT_TARGETS_FULL] };
+	out[i++] = (struct loss){ "maps_inherit_failed", st[WPROF_STAT_MAPS_INHERIT_FAILED] };
+	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
+	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
+	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
+}
+
+/* Threads whose tid an earlier thread had (p->threads is sorted by tid). */
+static size_t reused_tids(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i < p->nr_threads; i++)
+		n += p->threads[i].tid == p->threads[i - 1].tid;
+	return n;
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -177,7 +195,8 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 			n += cnt;
 		ns += t;
 	}
-	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts, timed)\n",
+	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
+		"the ns timed on one switch in 16)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
@@ -300,6 +319,9 @@ static void print_window(const struct recording *r, FILE *f)
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
+	if (reused_tids(p))
+		fprintf(f, " (%zu had the tid of an earlier thread, the pids having wrapped "
+			"around: each is shown on its own)", reused_tids(p));
 	fprintf(f, "\nwprof: %llu samples, %llu context switches, %llu wakeups",
 		(unsigned long long)st[WPROF_STAT_SAMPLES],
 		(unsigned long long)st[WPROF_STAT_SWITCHES],
@@ -345,6 +367,17 @@ static const struct {
 	{ "unwind_files_no_room", "files whose unwind tables did not fit in the kernel's (their "
 				  "code walked by frame pointers)" },
 	{ "files_unopened", "mapped files wprof could not open (their frames are unnamed)" },
+	{ "bpf_runs_missed", "BPF program runs the kernel skipped (another BPF program ran on "
+			     "the CPU; their events are missing)" },
+	{ "debug_files_refused", "debug files refused as another build's (see the debug files "
+				 "line)" },
+	{ "targets_map_full", "forked processes not followed because the targets map was full "
+			      "(record fewer processes)" },
+	{ "maps_inherit_failed", "forked processes whose unwind maps could not be inherited "
+				 "(their stacks walked by frame pointers until read)" },
+	{ "unwind_procs_failed", "processes whose maps could not be read or sent for unwinding" },
+	{ "events_lost", "ring buffer events lost (new processes may be unnamed)" },
+	{ "reused_threads_lost", "threads lost because their tid was reused while recording" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */

@@ -268,7 +268,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
 	 */
-	err = try_load(s, false, true);
+	err = opts->raw_tp ? -EOPNOTSUPP : try_load(s, false, true);
 	if (err && err != -EPERM && err != -EACCES)
 		err = try_load(s, true, true);
 	/* sleepable task iterators need 5.18: without, no start-edge snapshot */
@@ -658,6 +658,22 @@ static int note_ended(struct session *s, const void *key, const void *val)
 	return 0;
 }
 
+/* Ended threads whose tid a new thread took over before they were drained (bpf/thread.bpf.h). */
+static int take_reused(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.reused_threads);
+	struct wprof_thread t;
+
+	while (!bpf_map_lookup_and_delete_elem(fd, NULL, &t)) {
+		int err = store__add_thread(s->store, &t);
+
+		if (err)
+			return err;
+		s->drains.threads++;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
 static int take_thread(struct session *s, const void *key, const void *val)
 {
 	return store__add_thread(s->store, val);
@@ -778,16 +794,26 @@ int session__drain(struct session *s, bool final)
 		}
 	}
 	for (size_t i = 0; i < ended.nr; i++) {
+		int fd = bpf_map__fd(k->maps.threads);
 		struct wprof_thread t;
 
-		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(k->maps.threads), &ended.tids[i],
-						   &t))
+		if (bpf_map_lookup_and_delete_elem(fd, &ended.tids[i], &t))
 			continue; /* cannot happen: nothing else deletes */
+		/*
+		 * A new thread of the tid took the entry over since it was noted
+		 * (thread_reuse(): the ended one is in reused_threads): its own,
+		 * live, goes back, unless its next event made another already.
+		 */
+		if (!t.exit_ns && !bpf_map_update_elem(fd, &ended.tids[i], &t, BPF_NOEXIST))
+			continue;
 		err = store__add_thread(s->store, &t);
 		if (err)
 			goto out;
 		s->drains.threads++;
 	}
+	err = take_reused(s);
+	if (err)
+		goto out;
 	if (final) {
 		n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
 				 sizeof(struct wprof_thread), false, take_thread);
@@ -842,6 +868,27 @@ void session__drain_stats(const struct session *s, struct session_drain_stats *o
 	out->stacks_kept = store__nr_stacks(s->store);
 }
 
+/*
+ * The runs of our programs the kernel skipped and counted: a tracing program
+ * does not run while it is already running on the CPU, and an event it
+ * would have seen is then lost to the recording.
+ */
+static __u64 runs_missed(struct session *s)
+{
+	struct bpf_program *prog;
+	__u64 n = 0;
+
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
@@ -857,6 +904,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 			stats[i] += vals[c];
 	}
 	free(vals);
+	stats[WPROF_STAT_RUNS_MISSED] = runs_missed(s);
 }
 
 void session__print_prog_stats(struct session *s, FILE *f)

@@ -23,7 +23,7 @@ struct sum {
  * the counts of the slots set in hist_mask, in order.
  */
 struct ended_thread {
-	__u32 pid, tid;
+	__u32 pid, tid, start_id;
 	char comm[WPROF_COMM_LEN];
 	__u64 first_ns, exit_ns, on_ns, blocks, max_block_ns, lost_ns;
 	__u64 off_ns[WPROF_STATE_CNT], kept_ns[WPROF_STATE_CNT];
@@ -169,6 +169,7 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 		return -ENOMEM;
 	e->pid = t->pid;
 	e->tid = t->tid;
+	e->start_id = t->start_id;
 	memcpy(e->comm, t->comm, sizeof(e->comm));
 	e->first_ns = t->first_ns;
 	e->exit_ns = t->exit_ns;
@@ -195,6 +196,7 @@ static void expand(const struct ended_thread *e, struct wprof_thread *t)
 	memset(t, 0, sizeof(*t));
 	t->pid = e->pid;
 	t->tid = e->tid;
+	t->start_id = e->start_id;
 	memcpy(t->comm, e->comm, sizeof(t->comm));
 	t->first_ns = e->first_ns;
 	t->exit_ns = e->exit_ns;

@@ -107,11 +107,20 @@ struct symbolizer {
 
 static void index_file(struct symbolizer *s, struct sym_file *f, bool keep_fd)
 {
+	const char *path;
+	unsigned int refused;
+
 	if (!f->es || elfsyms__indexed(f->es))
 		return;
 	elfsyms__index(f->es, &s->debuginfo_path, keep_fd);
 	if (!elfsyms__holds_fd(f->es))
 		s->held_fds--;
+	refused = elfsyms__debug_refused(f->es, &path);
+	s->stats.debug_build_id_mismatch += !!(refused & ELFSYMS_REFUSED_BUILD_ID);
+	s->stats.debug_crc_mismatch += !!(refused & ELFSYMS_REFUSED_CRC);
+	s->stats.debug_too_big += !!(refused & ELFSYMS_REFUSED_TOO_BIG);
+	if (path && !s->stats.debug_refused_path)
+		s->stats.debug_refused_path = path; /* the elfsyms lives as long as we do */
 }
 
 static struct sym_file *new_file(struct symbolizer *s, struct elfsyms *es)

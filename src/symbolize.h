@@ -124,6 +124,14 @@ struct symbolizer_stats {
 	__u64 files_failed; /* executable mappings whose file could not be opened as ELF */
 	/* files indexed at once and closed, to stay within RLIMIT_NOFILE: no inlined frames, no CFI */
 	__u64 files_closed_early;
+	/*
+	 * ELF files whose debug file was of another build, refused (its names
+	 * would be wrong): by build-id, by the .gnu_debuglink CRC, or too big
+	 * to check. debug_refused_path: the first such debug file, valid while
+	 * the symbolizer lives.
+	 */
+	__u64 debug_build_id_mismatch, debug_crc_mismatch, debug_too_big;
+	const char *debug_refused_path;
 	__u64 jit_maps;	     /* processes whose perf map named something */
 	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */
 	__u64 jit_truncated; /* perf maps read only up to PERFMAP_MAX_BYTES */

@@ -9,6 +9,12 @@
 #   libwpfix-debuglink.debug  debug file named by .gnu_debuglink
 #   libwpfix-buildid.so       a build without .symtab whose debug file is only found by
 #   debug/.build-id/57/...    build-id, under a debug directory the test names
+#   libwpfix-crc.so           no build-id: its .gnu_debuglink file is checked by CRC
+#   libwpfix-crc.debug        (the matching case)
+#   libwpfix-crcbad.so        no build-id, and libwpfix-crcbad.debug is the debug file of
+#   libwpfix-crcbad.debug     another build (-DWPFIX_OTHER_BUILD): its CRC differs
+#   libwpfix-bidbad.so        a build-id, and libwpfix-bidbad.debug, named by its
+#   libwpfix-bidbad.debug     .gnu_debuglink, is another build's with another build-id
 #   wpcxx                     C++: namespaces, a class, a template, an inlined method
 #   wpjit                     an anonymous executable region named by a perf map
 # Each stripped build has a build-id of its own: the symbolizer shares one index
@@ -29,6 +35,8 @@ FIX_LIB_SRC := tests/fixtures/wpfix_lib.c tests/fixtures/wpfix.h tests/fixtures/
 FIX_BID_STRIPPED  := 5770666978000000000000000000000000000001
 FIX_BID_DEBUGLINK := 5770666978000000000000000000000000000002
 FIX_BID_BUILDID   := 5770666978000000000000000000000000000003
+FIX_BID_BIDBAD    := 5770666978000000000000000000000000000004
+FIX_BID_OTHER     := 5770666978000000000000000000000000000005
 FIX_BID_DEBUG     := $(FIX_DIR)/debug/.build-id/$(shell echo $(FIX_BID_BUILDID) | cut -c1-2)/$(shell echo $(FIX_BID_BUILDID) | cut -c3-).debug
 
 $(FIX_DIR)/libwpfix.so: $(FIX_LIB_SRC)
@@ -77,6 +85,52 @@ $(FIX_DIR)/libwpfix-buildid.so: $(FIX_DIR)/libwpfix-buildid.full
 	$(call msg,STRIP,$@)
 	$(Q)$(FIX_STRIP) --strip-all -o $@ $<
 
+# fix_debuglink_pair OWN_FULL OTHER_FULL STRIPPED DEBUG: strip OWN_FULL into
+# STRIPPED with a .gnu_debuglink to DEBUG (by name, with the CRC of OWN_FULL's
+# debug file), then put OTHER_FULL's debug file there instead (when OTHER_FULL
+# is OWN_FULL, the link is right).
+define fix_debuglink_pair
+	$(Q)mkdir -p $(3).d
+	$(Q)$(FIX_OBJCOPY) --only-keep-debug $(1) $(3).d/$(notdir $(4))
+	$(Q)$(FIX_STRIP) --strip-all -o $(3).tmp $(1)
+	$(Q)$(FIX_OBJCOPY) --add-gnu-debuglink=$(3).d/$(notdir $(4)) $(3).tmp $(3)
+	$(Q)$(FIX_OBJCOPY) --only-keep-debug $(2) $(4)
+	$(Q)rm -rf $(3).tmp $(3).d
+endef
+
+$(FIX_DIR)/libwpfix-nobid.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -Wl,--build-id=none $< -o $@
+
+$(FIX_DIR)/libwpfix-nobid-other.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -DWPFIX_OTHER_BUILD -Wl,--build-id=none $< -o $@
+
+$(FIX_DIR)/libwpfix-bidbad.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -Wl,--build-id=0x$(FIX_BID_BIDBAD) $< -o $@
+
+$(FIX_DIR)/libwpfix-other.full: $(FIX_LIB_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FIX_LIB) -DWPFIX_OTHER_BUILD -Wl,--build-id=0x$(FIX_BID_OTHER) $< -o $@
+
+# One rule makes both files of each pair: the .debug is a by-product.
+$(FIX_DIR)/libwpfix-crc.so: $(FIX_DIR)/libwpfix-nobid.full
+	$(call msg,STRIP,$@)
+	$(call fix_debuglink_pair,$<,$<,$@,$(FIX_DIR)/libwpfix-crc.debug)
+
+$(FIX_DIR)/libwpfix-crcbad.so: $(FIX_DIR)/libwpfix-nobid.full $(FIX_DIR)/libwpfix-nobid-other.full
+	$(call msg,STRIP,$@)
+	$(call fix_debuglink_pair,$<,$(word 2,$^),$@,$(FIX_DIR)/libwpfix-crcbad.debug)
+
+$(FIX_DIR)/libwpfix-bidbad.so: $(FIX_DIR)/libwpfix-bidbad.full $(FIX_DIR)/libwpfix-other.full
+	$(call msg,STRIP,$@)
+	$(call fix_debuglink_pair,$<,$(word 2,$^),$@,$(FIX_DIR)/libwpfix-bidbad.debug)
+
 $(FIX_DIR)/wpfix: tests/fixtures/wpfix_main.c tests/fixtures/wpfix.h $(FIX_DIR)/libwpfix.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -100,7 +154,8 @@ $(FIX_DIR)/wpjit: tests/fixtures/wpjit.c
 
 SYMBOLIZE_FIXTURES := $(addprefix $(FIX_DIR)/,wpfix wpfix-nopie libwpfix.so \
 	libwpfix-stripped.so libwpfix-debuglink.so libwpfix-debuglink.debug \
-	libwpfix-buildid.so libwpfix-twin.so wpcxx wpjit) $(FIX_BID_DEBUG)
+	libwpfix-buildid.so libwpfix-twin.so libwpfix-crc.so libwpfix-crcbad.so \
+	libwpfix-bidbad.so libwpfix-other.full wpcxx wpjit) $(FIX_BID_DEBUG)
 
 # The benchmark: 20 libraries from one source, a driver, the timing tool.
 SB_LIBS := $(foreach n,$(shell seq 0 19),$(FIX_DIR)/libsb$(n).so)

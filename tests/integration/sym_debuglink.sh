@@ -18,6 +18,10 @@
 # of 75% CPU, so a share is good to ~1 point.
 # The same pair without its debug files is recorded too, and its unnamed
 # frames are logged: that is what the debug files fix.
+# Last, the program's debug file is another build's (the library's, whose
+# build-id differs): it is refused, so call_outer and exe_static_step stay
+# unnamed, and the refusal is counted in the summary and in -f json's
+# "lost" (the unit test test_symbolize checks CRC mismatches).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -51,4 +55,22 @@ run_wprof nodebug record -F 499 -d 20 -o "$TMP/nodebug.folded" -- \
 check_wprof_ok nodebug
 check_folded "$TMP/nodebug.folded"
 log "without the debug files, unnamed: $(i4_unnamed "$TMP/nodebug.folded" symdl | tr '\n' ' ')"
+
+mkdir -p "$TMP/foreign/.debug"
+cp "$DL/sym_call" "$DL/libsymcall.so" "$TMP/foreign/"
+cp "$DL/.debug/libsymcall.so.debug" "$TMP/foreign/.debug/"
+cp "$DL/.debug/libsymcall.so.debug" "$TMP/foreign/sym_call.debug"
+run_wprof foreign record -F 499 -d 20 -o "$TMP/foreign.json" -- "$TMP/foreign/sym_call" -n 1 \
+	-N symdl
+check_wprof_ok foreign
+check "summary: debug_files_refused 1" grep -q '^wprof: lost: 1 .*\[debug_files_refused\]$' "$TMP/foreign.err"
+check "summary names the refused file and what to do" \
+	grep -q "debug files refused .*1 build-id differs.*foreign/sym_call.debug: install" \
+	"$TMP/foreign.err"
+check "json: lost.debug_files_refused is 1" python3 -c '
+import json, sys
+sys.exit(json.load(open(sys.argv[1]))["lost"]["debug_files_refused"] != 1)' "$TMP/foreign.json"
+check "no frame named from the other build's debug file" \
+	sh -c "! grep -Eq 'call_outer|exe_static_step' '$TMP/foreign.json'"
+check "the library's own debug file still names symlib_mix" grep -q symlib_mix "$TMP/foreign.json"
 finish

@@ -17,6 +17,7 @@
 #include "recfile.h"
 #include "recline.h"
 #include "report.h"
+#include "statnames.h"
 #include "unit.h"
 #include "util.h"
 
@@ -322,8 +323,25 @@ static void test_filter(void)
 	recording__free(&r);
 }
 
+/* Every BPF statistic has a name in the file: the enum may change order between builds. */
+static void test_stat_names(void)
+{
+	size_t unnamed = 0, wrong = 0;
+
+	for (int i = 0; i < WPROF_STAT_CNT; i++) {
+		char buf[32];
+		const char *n = stat__name(i, buf, sizeof(buf));
+
+		unnamed += !n;
+		wrong += n && stat__index(n) != i;
+	}
+	CHECK_EQ_U64(unnamed, 0, "every enum wprof_stat entry is named in statnames.c");
+	CHECK_EQ_U64(wrong, 0, "every name leads back to its statistic");
+}
+
 int main(void)
 {
+	test_stat_names();
 	test_roundtrip();
 	test_cut_and_flipped();
 	test_content_cut_and_flipped();

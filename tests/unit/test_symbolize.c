@@ -375,6 +375,151 @@ out:
 	symbolizer__free(s);
 }
 
+/* The value of symbol @name in the .symtab of @path, 0 if none. */
+static unsigned long long symtab_value(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned long long value = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !value && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && gelf_getsym(data, i, &sym); i++) {
+			const char *n = elf_strptr(elf, sh.sh_link, sym.st_name);
+
+			if (n && !strcmp(n, name)) {
+				value = sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return value;
+}
+
+/* @ip of @pid falls back to "@base+0x..." (the file's own symbols do not name it). */
+static void check_fallback_to(struct symbolizer *s, int pid, unsigned long long ip,
+			      const char *base, const char *what)
+{
+	char buf[256], want[128];
+	int ret = symbolizer__user(s, pid, ip, buf, sizeof(buf));
+
+	snprintf(want, sizeof(want), "%s+0x", base);
+	unit_report(ret == 1 && strstr(buf, want) == buf, "test_foreign_debug", buf,
+		    "%s: falls back to %s... (got \"%s\", ret %d)", what, want, buf, ret);
+}
+
+/*
+ * A debug file of another build (tests/symbolize.mk: -DWPFIX_OTHER_BUILD
+ * moves every function) must not name frames: the .gnu_debuglink's CRC
+ * tells it from the right one when the library has no build-id, the
+ * build-id when it has one, also under DIR/.build-id/. The libraries go in
+ * the fixture's debuglink, buildid and twin slots (only labels there).
+ */
+static void test_foreign_debug(void)
+{
+	char exe[600], stripped[600], crc[600], crcbad[600], bidbad[600], buildid[600];
+	char own[600], other[600], tmpdir[] = "/tmp/wprof-test-XXXXXX", link[PATH_MAX], dir[256];
+	struct symbolizer *s = symbolizer__new(), *s2 = symbolizer__new();
+	struct symbolizer_stats st;
+	struct child c = {};
+	unsigned long long own_at, other_at;
+
+	const struct {
+		char *buf;
+		const char *name;
+	} paths[] = {
+		{ exe, "wpfix" },
+		{ stripped, "libwpfix-stripped.so" },
+		{ crc, "libwpfix-crc.so" },
+		{ crcbad, "libwpfix-crcbad.so" },
+		{ bidbad, "libwpfix-bidbad.so" },
+		{ buildid, "libwpfix-buildid.so" },
+		{ own, "libwpfix-crc.debug" },
+		{ other, "libwpfix-crcbad.debug" },
+	};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		snprintf(paths[i].buf, 600, "%s/%s", fixture_dir, paths[i].name);
+	/* the fixture is only a test if the other build's names are wrong here */
+	own_at = symtab_value(own, "fix_lib_static");
+	other_at = symtab_value(other, "fix_lib_static");
+	if (!CHECK(own_at && other_at && own_at != other_at,
+		   "fixture: fix_lib_static at 0x%llx in this build, 0x%llx in the other", own_at,
+		   other_at))
+		goto out;
+	if (!CHECK(s && s2 && child_start(&c, (char *[]){ exe, stripped, stripped, crc, crcbad,
+							 bidbad, NULL }) == 0,
+		   "symbolizers, fixture child runs"))
+		goto out;
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid");
+	check_name(s, c.pid, child_addr(&c, "debuglink_fix_lib_static") + 1, "fix_lib_static",
+		   "no build-id, debug file of the CRC in its .gnu_debuglink: named");
+	check_fallback_to(s, c.pid, child_addr(&c, "buildid_fix_lib_static") + 1,
+			  "libwpfix-crcbad.so", "no build-id, debug file of another CRC");
+	check_name(s, c.pid, child_addr(&c, "buildid_fix_lib_work") + 1, "fix_lib_work",
+		   "no build-id, debug file of another CRC: .dynsym still names");
+	check_fallback_to(s, c.pid, child_addr(&c, "twin_fix_lib_static") + 1,
+			  "libwpfix-bidbad.so", "debug file of another build-id");
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.debug_crc_mismatch, 1, "CRC mismatches counted");
+	CHECK_EQ_U64(st.debug_build_id_mismatch, 1, "build-id mismatches counted");
+	CHECK_EQ_U64(st.debug_too_big, 0, "none too big to check");
+	CHECK(st.debug_refused_path && strstr(st.debug_refused_path, "/libwpfix-") &&
+		      strstr(st.debug_refused_path, "bad.debug"),
+	      "the first refused debug file is named (%s)",
+	      st.debug_refused_path ? st.debug_refused_path : "NULL");
+	child_stop(&c);
+
+	/* DIR/.build-id/57/70...03.debug that is another build's (build-id ...05) */
+	if (!CHECK(mkdtemp(tmpdir) != NULL, "temporary directory"))
+		goto out;
+	snprintf(dir, sizeof(dir), "%s/.build-id", tmpdir);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/.build-id/57", tmpdir);
+	mkdir(dir, 0755);
+	/* libwpfix-buildid.so's build-id, FIX_BID_BUILDID of tests/symbolize.mk */
+	snprintf(link, sizeof(link), "%s/%s.debug", dir, "70666978000000000000000000000000000003");
+	snprintf(other, sizeof(other), "%s/libwpfix-bidbad.debug", fixture_dir);
+	if (!CHECK(copy_file(other, link) == 0 && symbolizer__set_debug_dirs(s2, tmpdir) == 0,
+		   "%s, a debug file of another build-id", link))
+		goto cleanup;
+	if (!CHECK(child_start(&c, (char *[]){ exe, buildid, buildid, buildid, buildid, NULL }) ==
+			   0,
+		   "fixture child runs"))
+		goto cleanup;
+	CHECK_EQ_S64(symbolizer__add_pid(s2, c.pid), 0, "add_pid");
+	check_fallback_to(s2, c.pid, child_addr(&c, "buildid_fix_lib_static") + 1,
+			  "libwpfix-buildid.so", "DIR/.build-id/ file of another build-id");
+	symbolizer__stats(s2, &st);
+	CHECK_EQ_U64(st.debug_build_id_mismatch, 1, "build-id mismatch under .build-id/ counted");
+	child_stop(&c);
+cleanup:
+	unlink(link);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/.build-id", tmpdir);
+	rmdir(dir);
+	rmdir(tmpdir);
+out:
+	child_stop(&c);
+	symbolizer__free(s);
+	symbolizer__free(s2);
+}
+
 /* The unnamed frame of @path in @u (@n of them), or NULL. */
 static const struct symbolizer_unnamed *unnamed_of(const struct symbolizer_unnamed *u, int n,
 						   const char *path)
@@ -713,6 +858,7 @@ int main(void)
 	test_kernel();
 	test_user();
 	test_debug_dirs();
+	test_foreign_debug();
 	test_unnamed();
 	test_inline();
 	test_replaced_exe();
