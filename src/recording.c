@@ -40,17 +40,35 @@ struct filter_ctx {
 	struct rec_splitter sp;
 };
 
+/*
+ * Whether a thread @pid/@tid is selected. A reused tid is several threads
+ * (sorted by tid, then start_id), which a line does not tell apart: any of
+ * them of @pid.
+ */
+static bool selected(const struct profile *p, __u32 pid, __u32 tid)
+{
+	const struct thread_acct *t = rec_info__thread(p, tid);
+	size_t i;
+
+	if (!t)
+		return false;
+	for (i = t - p->threads; i > 0 && p->threads[i - 1].tid == tid; i--)
+		;
+	for (; i < p->nr_threads && p->threads[i].tid == tid; i++)
+		if (p->threads[i].pid == pid && p->threads[i].selected)
+			return true;
+	return false;
+}
+
 /* Keep a line of a selected thread, frames and counts as they are. */
 static int keep_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
 {
 	struct filter_ctx *c = ctx;
-	const struct thread_acct *t;
 	struct rec_line rl;
 
 	if (rec_line__split(line, c->r->tag_leaf, true, &rl))
 		return -EINVAL;
-	t = rec_info__thread(&c->r->prof, rl.tid);
-	if (!t || !t->selected)
+	if (!selected(&c->r->prof, rl.pid, rl.tid))
 		return 0;
 	return rec_splitter__add(&c->sp, c->out, line, strlen(line), 0, 0, weight, count, max);
 }
