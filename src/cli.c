@@ -67,10 +67,16 @@ static const struct option record_options[] = {
 	{},
 };
 
+const struct option *cli_record_options(void)
+{
+	return record_options;
+}
+
 void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: wprof record [OPTIONS] {-p PID | -t TID | -a | -- CMD [ARGS...]}\n"
+		"       wprof report [OPTIONS] FILE.wprof   (see wprof report --help)\n"
 		"       wprof diff [OPTIONS] BEFORE AFTER   (see wprof diff --help)\n"
 		"       wprof --version | --help\n"
 		"\n"
@@ -114,11 +120,12 @@ void cli_usage(FILE *f)
 		"  -o, --output FILE        write to FILE (default stdout); give it again for\n"
 		"                           more files of the same recording, each in the\n"
 		"                           format its name ends in (.svg, .pb.gz, .json,\n"
-		"                           .folded), other names in -f's\n"
+		"                           .folded, .wprof), other names in -f's\n"
 		"  -f, --format FORMAT      folded (default), json (stacks with count/total/max,\n"
 		"                           threads, block histograms), threads (table), svg\n"
 		"                           (interactive flame graph), pprof (gzipped\n"
-		"                           profile.proto, for go tool pprof)\n"
+		"                           profile.proto, for go tool pprof), wprof (the\n"
+		"                           recording itself, for wprof report)\n"
 		"      --inline             show inlined calls as frames (suffix _[i]), from DWARF\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
@@ -126,15 +133,22 @@ void cli_usage(FILE *f)
 		"  -v, --verbose            show libbpf's messages\n"
 		"  -h, --help               this text\n"
 		"\n"
-		"Example: wprof record -p 4242 -d 30 -o wall.svg -o wall.pb.gz\n",
+		"Example: wprof record -p 4242 -d 30 -o wall.svg -o wall.wprof\n"
+		"         wprof report wall.wprof -f threads --comm 'postgres*'\n",
 		DEFAULT_FREQ_HZ);
 }
 
-static int format_of_name(const char *name, enum output_format *f)
+static int bad(const char *what, const char *arg, const char *want)
+{
+	pr_err("invalid %s '%s': %s", what, arg, want);
+	return -EINVAL;
+}
+
+int cli_format_of_name(const char *name, enum output_format *f)
 {
 	static const char *const names[] = {
 		[FORMAT_FOLDED] = "folded", [FORMAT_JSON] = "json", [FORMAT_THREADS] = "threads",
-		[FORMAT_SVG] = "svg",       [FORMAT_PPROF] = "pprof",
+		[FORMAT_SVG] = "svg",       [FORMAT_PPROF] = "pprof", [FORMAT_WPROF] = "wprof",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -142,12 +156,12 @@ static int format_of_name(const char *name, enum output_format *f)
 			*f = i;
 			return 0;
 		}
-	return -EINVAL;
+	return bad("format", name, "expected folded, json, threads, svg, pprof or wprof");
 }
 
 /*
  * The format an -o file's name asks for: .svg, .pb.gz (what pprof tools
- * name their files), .json, .folded. Other names take -f's.
+ * name their files), .json, .folded, .wprof. Other names take -f's.
  */
 static bool format_of_path(const char *path, enum output_format *f)
 {
@@ -157,6 +171,7 @@ static bool format_of_path(const char *path, enum output_format *f)
 	} exts[] = {
 		{ ".svg", FORMAT_SVG }, { ".pb.gz", FORMAT_PPROF },
 		{ ".json", FORMAT_JSON }, { ".folded", FORMAT_FOLDED },
+		{ ".wprof", FORMAT_WPROF },
 	};
 	size_t len = strlen(path);
 
@@ -171,27 +186,28 @@ static bool format_of_path(const char *path, enum output_format *f)
 	return false;
 }
 
-/* Every output with its format; two -o of one name would overwrite each other. */
-static int set_outputs(struct record_opts *opts)
+int cli_set_outputs(enum output_format format, struct output_spec *outs, size_t *nr)
 {
-	if (!opts->nr_outputs) {
+	if (!*nr) {
 		/* gzip is no use to a terminal, and may upset it */
-		if (opts->format == FORMAT_PPROF && isatty(STDOUT_FILENO)) {
-			pr_err("-f pprof is binary: give -o FILE.pb.gz or redirect stdout");
+		if ((format == FORMAT_PPROF || format == FORMAT_WPROF) && isatty(STDOUT_FILENO)) {
+			pr_err("-f %s is binary: give -o FILE%s or redirect stdout",
+			       format == FORMAT_PPROF ? "pprof" : "wprof",
+			       format == FORMAT_PPROF ? ".pb.gz" : ".wprof");
 			return -EINVAL;
 		}
-		opts->outputs[0].path = NULL;
-		opts->outputs[0].format = opts->format;
-		opts->nr_outputs = 1;
+		outs[0].path = NULL;
+		outs[0].format = format;
+		*nr = 1;
 		return 0;
 	}
-	for (size_t i = 0; i < opts->nr_outputs; i++) {
-		struct output_spec *o = &opts->outputs[i];
+	for (size_t i = 0; i < *nr; i++) {
+		struct output_spec *o = &outs[i];
 
 		if (!format_of_path(o->path, &o->format))
-			o->format = opts->format;
+			o->format = format;
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(opts->outputs[j].path, o->path)) {
+			if (!strcmp(outs[j].path, o->path)) {
 				pr_err("-o %s given twice; give each output its own file", o->path);
 				return -EINVAL;
 			}
@@ -199,25 +215,19 @@ static int set_outputs(struct record_opts *opts)
 	return 0;
 }
 
-static int bad(const char *what, const char *arg, const char *want)
-{
-	pr_err("invalid %s '%s': %s", what, arg, want);
-	return -EINVAL;
-}
-
 /*
  * -p/-t LIST: ids as `pidof` (spaces), `pgrep` (newlines) or `pgrep -d,`
  * print them. An empty element is refused wherever it is, so that a list
  * built by a script that lost an id fails instead of recording fewer targets.
  */
-static int bad_id_list(int opt, const char *arg, struct record_opts *opts)
+int cli_id_list(int opt, const char *arg, __u32 **ids, size_t *nr)
 {
 	const char *what = opt == 'p' ? "PID" : "TID";
 	char why[128], shown[64];
 	size_t i;
 	int err;
 
-	err = parse_id_list(arg, &opts->ids, &opts->nr_ids, why, sizeof(why));
+	err = parse_id_list(arg, ids, nr, why, sizeof(why));
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	if (err != -EINVAL)
@@ -278,7 +288,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			if (!opts->nr_ids)
 				nr_modes++;
 			opts->filter = f;
-			if (bad_id_list(c, optarg, opts))
+			if (cli_id_list(c, optarg, &opts->ids, &opts->nr_ids))
 				return -EINVAL;
 			break;
 		}
@@ -305,9 +315,8 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			opts->outputs[opts->nr_outputs++].path = optarg;
 			break;
 		case 'f':
-			if (format_of_name(optarg, &opts->format))
-				return bad("format", optarg,
-					   "expected folded, json, threads, svg or pprof");
+			if (cli_format_of_name(optarg, &opts->format))
+				return -EINVAL;
 			break;
 		case OPT_WAKERS:
 			opts->wakers = true;
@@ -384,7 +393,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		pr_err("--min-block is larger than --max-block; nothing would be kept");
 		return -EINVAL;
 	}
-	if (set_outputs(opts))
+	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
 		return -EINVAL;
 	if (attach_env(opts))
 		return -EINVAL;

@@ -2,6 +2,7 @@
 #ifndef WPROF_CLI_H
 #define WPROF_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "opts.h"
@@ -13,5 +14,19 @@
 int cli_parse_record(int argc, char **argv, struct record_opts *opts);
 void cli_free_record(struct record_opts *opts);
 void cli_usage(FILE *f);
+
+/* wprof record's options, ending with a zeroed entry. */
+const struct option *cli_record_options(void);
+
+/* Shared with `wprof report`; each prints one error line and returns -EINVAL. */
+/* -f NAME */
+int cli_format_of_name(const char *name, enum output_format *f);
+/*
+ * The -o files @outs[0..*@nr) each in the format its name ends in, else
+ * @format; none: stdout in @format (*@nr becomes 1).
+ */
+int cli_set_outputs(enum output_format format, struct output_spec *outs, size_t *nr);
+/* -p/-t LIST (@opt 'p' or 't'), appended to *@ids; -ENOMEM too. */
+int cli_id_list(int opt, const char *arg, __u32 **ids, size_t *nr);
 
 #endif /* WPROF_CLI_H */

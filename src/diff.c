@@ -8,7 +8,9 @@
 #include "diff.h"
 #include "flame.h"
 #include "folded.h"
+#include "gzip.h"
 #include "outfile.h"
+#include "recfile.h"
 #include "recline.h"
 #include "strmap.h"
 #include "svg.h"
@@ -362,8 +364,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: wprof diff [OPTIONS] BEFORE AFTER\n"
 		"\n"
-		"Compare two recordings in folded text (wprof record -f folded): how each\n"
-		"stack's share of the whole changed. Needs neither root nor BPF.\n"
+		"Compare two recordings, saved (wprof record -o X.wprof) or in folded text\n"
+		"(wprof record -f folded): how each stack's share of the whole changed.\n"
+		"Needs neither root nor BPF.\n"
 		"\n"
 		"  -f, --format FORMAT      table (default: the stacks whose share changed\n"
 		"                           most), folded (`stack BEFORE AFTER`, as\n"
@@ -471,11 +474,76 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 	return 0;
 }
 
+/* Whether the gzip file @buf decompresses to a recording's magic (its start is enough). */
+static bool is_recording(const void *buf, size_t len)
+{
+	unsigned char head[RECFILE_MAGIC_LEN];
+
+	return gzip__head(buf, len, head, sizeof(head)) == sizeof(head) &&
+	       !memcmp(head, RECFILE_MAGIC, sizeof(head));
+}
+
+/*
+ * A saved recording's folded lines into @side: 0, -ENOMSG when @buf is not
+ * a recording (then read as folded text, which says what it is: a pprof
+ * file?), or -errno after one line.
+ */
+static int read_recording(struct diff *d, int side, const char *name, const void *buf,
+			  size_t len)
+{
+	struct recording r;
+	char why[256], *text = NULL;
+	size_t tlen = 0;
+	FILE *f;
+	int err;
+
+	if (!is_recording(buf, len))
+		return -ENOMSG;
+	err = recfile__parse(buf, len, &r, why, sizeof(why));
+	if (err) {
+		pr_err("%s: %s", name, why);
+		return err;
+	}
+	f = open_memstream(&text, &tlen);
+	err = f ? recording__write_folded(&r, f) : -ENOMEM;
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	recording__free(&r);
+	f = err ? NULL : fmemopen(text, tlen, "r");
+	if (f) {
+		err = diff__read(d, side, f, name);
+		fclose(f);
+	} else if (!err || err == -ENOMEM) {
+		pr_err("out of memory reading %s", name);
+		err = -ENOMEM;
+	}
+	free(text);
+	return err;
+}
+
 static int read_side(struct diff *d, int side, const char *name)
 {
 	FILE *f = strcmp(name, "-") ? fopen(name, "re") : stdin;
+	unsigned char magic[2];
 	int err;
 
+	/* a saved recording (gzip) is compared by its folded lines */
+	if (f && f != stdin && fread(magic, 1, 2, f) == 2 && gzip__is_gzip(magic, 2)) {
+		void *buf;
+		size_t len;
+
+		fclose(f);
+		err = recfile__read_file(name, &buf, &len);
+		if (!err) {
+			err = read_recording(d, side, name, buf, len);
+			free(buf);
+			if (err != -ENOMSG)
+				return err;
+		}
+		f = fopen(name, "re");
+	} else if (f && f != stdin) {
+		rewind(f);
+	}
 	if (!f) {
 		err = -errno;
 		pr_err("cannot open %s: %s", name, strerror(-err));

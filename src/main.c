@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_report.h"
 #include "diff.h"
 #include "record.h"
 #include "util.h"
@@ -19,6 +20,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record },
+	{ "report", cmd_report },
 	{ "diff", cmd_diff },
 };
 

@@ -14,6 +14,7 @@ enum output_format {
 	FORMAT_THREADS,
 	FORMAT_SVG,   /* interactive flame graph (svg.c) */
 	FORMAT_PPROF, /* gzipped profile.proto (pprof.c) */
+	FORMAT_WPROF, /* the recording itself, for wprof report (recfile.c) */
 };
 
 /* -o may be given this many times, each file in its own format. */
@@ -59,13 +60,15 @@ struct record_opts {
 /*
  * Whether the lines built for these outputs carry each thread's pid and tid
  * as the two frames after the tag (before the comm): the writers that need
- * them (json, svg's idle threads, pprof's labels) take them out again.
+ * them (json, svg's idle threads, pprof's labels) take them out again. A
+ * saved recording keeps them, for any format and filter `wprof report` is
+ * asked for.
  */
 static inline bool opts__line_ids(const struct record_opts *o)
 {
 	for (size_t i = 0; i < o->nr_outputs; i++)
 		if (o->outputs[i].format == FORMAT_JSON || o->outputs[i].format == FORMAT_SVG ||
-		    o->outputs[i].format == FORMAT_PPROF)
+		    o->outputs[i].format == FORMAT_PPROF || o->outputs[i].format == FORMAT_WPROF)
 			return true;
 	return false;
 }

@@ -9,8 +9,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "bytebuf.h"
+#include "gzip.h"
 #include "pprof.h"
 #include "recline.h"
 #include "strmap.h"
@@ -54,35 +55,12 @@ enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 
 #define INLINE_SUFFIX "_[i]"
 
-struct pbuf {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom; /* once set, everything else is a no-op: checked once at the end */
-};
-
-static void pb_put(struct pbuf *b, const void *data, size_t len)
+static void pb_put(struct bytebuf *b, const void *data, size_t len)
 {
-	if (b->oom)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *p;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
+	bytebuf__put(b, data, len);
 }
 
-static void pb_varint(struct pbuf *b, __u64 v)
+static void pb_varint(struct bytebuf *b, __u64 v)
 {
 	unsigned char buf[10];
 	size_t n = 0;
@@ -94,13 +72,13 @@ static void pb_varint(struct pbuf *b, __u64 v)
 	pb_put(b, buf, n);
 }
 
-static void pb_uint(struct pbuf *b, int field, __u64 v)
+static void pb_uint(struct bytebuf *b, int field, __u64 v)
 {
 	pb_varint(b, (__u64)field << 3 | WIRE_VARINT);
 	pb_varint(b, v);
 }
 
-static void pb_bytes(struct pbuf *b, int field, const void *data, size_t len)
+static void pb_bytes(struct bytebuf *b, int field, const void *data, size_t len)
 {
 	pb_varint(b, (__u64)field << 3 | WIRE_LEN);
 	pb_varint(b, len);
@@ -108,7 +86,7 @@ static void pb_bytes(struct pbuf *b, int field, const void *data, size_t len)
 }
 
 /* A sub-message built in @sub, which is emptied for the next one. */
-static void pb_msg(struct pbuf *b, int field, struct pbuf *sub)
+static void pb_msg(struct bytebuf *b, int field, struct bytebuf *sub)
 {
 	pb_bytes(b, field, sub->p, sub->len);
 	b->oom |= sub->oom;
@@ -118,9 +96,9 @@ static void pb_msg(struct pbuf *b, int field, struct pbuf *sub)
 struct pprof {
 	const struct profile *p;
 	bool tag_leaf, ids;
-	struct pbuf samples, locations, functions, strings;
+	struct bytebuf samples, locations, functions, strings;
 	/* scratch, one per message that may be built while another one is */
-	struct pbuf fn, loc, loc_line, sample, label, packed;
+	struct bytebuf fn, loc, loc_line, sample, label, packed;
 	struct strmap *string_ids, *function_ids, *location_ids;
 	__u64 *stack; /* location ids of the current sample, leaf first */
 	size_t nr_stack, cap_stack;
@@ -299,7 +277,7 @@ static int add_sample(const char *line, __u64 weight, __u64 count, __u64 max, vo
 	return pp->err;
 }
 
-static void value_type(struct pprof *pp, struct pbuf *out, int field, const char *type,
+static void value_type(struct pprof *pp, struct bytebuf *out, int field, const char *type,
 		       const char *unit)
 {
 	pb_uint(&pp->label, VALUE_TYPE_TYPE, cstr_id(pp, type));
@@ -307,44 +285,11 @@ static void value_type(struct pprof *pp, struct pbuf *out, int field, const char
 	pb_msg(out, field, &pp->label);
 }
 
-/* The whole message, gzip-compressed (zlib's gzip wrapper: windowBits 15 + 16), to @f. */
-static int write_gzip(const struct pbuf *b, FILE *f)
+int pprof__write_recording(const struct recording *r, FILE *f)
 {
-	z_stream z = {};
-	unsigned char *out;
-	uLong bound;
-	int ret;
-
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&z, b->len);
-	out = malloc(bound);
-	if (!out) {
-		deflateEnd(&z);
-		return -ENOMEM;
-	}
-	z.next_in = b->p;
-	z.avail_in = b->len;
-	z.next_out = out;
-	z.avail_out = bound;
-	ret = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(out);
-		return -EIO;
-	}
-	ret = fwrite(out, 1, z.total_out, f) == z.total_out && !fflush(f) && !ferror(f) ? 0 :
-	      errno ? -errno : -EIO;
-	free(out);
-	return ret;
-}
-
-int pprof__write_recording(const struct folded *lines, const struct profile *p,
-			   const struct record_opts *o, const struct rec_info *ri, FILE *f)
-{
-	struct pprof pp = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
-	struct pbuf head = {}, all = {};
+	const struct rec_info *ri = &r->info;
+	struct pprof pp = { .p = &r->prof, .tag_leaf = r->tag_leaf, .ids = r->ids };
+	struct bytebuf head = {}, all = {};
 	char comment[700];
 	int err;
 
@@ -366,10 +311,10 @@ int pprof__write_recording(const struct folded *lines, const struct profile *p,
 	pb_uint(&pp.fn, MAPPING_ID, 1);
 	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
 	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
-	if (o->inlines)
+	if (r->inlines)
 		pb_uint(&pp.fn, MAPPING_HAS_INLINE_FRAMES, 1);
 	pb_msg(&head, PROFILE_MAPPING, &pp.fn);
-	err = folded__for_each(lines, add_sample, &pp);
+	err = folded__for_each(r->lines, add_sample, &pp);
 	if (err)
 		goto out;
 	pb_uint(&head, PROFILE_TIME_NANOS, ri->start_ns);
@@ -397,7 +342,7 @@ int pprof__write_recording(const struct folded *lines, const struct profile *p,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = write_gzip(&all, f);
+	err = gzip__write(all.p, all.len, f);
 out:
 	free(head.p);
 	free(all.p);

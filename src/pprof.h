@@ -24,17 +24,13 @@
 
 #include <stdio.h>
 
-#include "folded.h"
-#include "opts.h"
-#include "profile.h"
-#include "recinfo.h"
+#include "recording.h"
 
 /*
- * Write the recording: @lines as profile__build() made them for @o (with
- * ids, see opts__line_ids()), names of processes from @p, the window from
- * @ri. 0, or -errno (-EIO when writing failed).
+ * Write the recording @r: its lines (with ids, for the labels), the names
+ * of its threads' processes, its window. 0, or -errno (-EIO when writing
+ * failed).
  */
-int pprof__write_recording(const struct folded *lines, const struct profile *p,
-			   const struct record_opts *o, const struct rec_info *ri, FILE *f);
+int pprof__write_recording(const struct recording *r, FILE *f);
 
 #endif /* WPROF_PPROF_H */

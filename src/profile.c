@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,14 +99,6 @@ static struct proc_hist *hist_get(struct profile *p, __u32 pid)
 	memset(h, 0, sizeof(*h));
 	h->pid = pid;
 	return h;
-}
-
-const struct proc_hist *profile__hist(const struct profile *p, __u32 pid)
-{
-	for (size_t i = 0; i < p->nr_hists; i++)
-		if (p->hists[i].pid == pid)
-			return &p->hists[i];
-	return NULL;
 }
 
 static void hist_add(struct profile *p, __u32 pid, __u64 ns)
@@ -237,10 +228,11 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 		memcpy(t->pcomm, comm, sizeof(t->pcomm));
 		t->pcomm[sizeof(t->pcomm) - 1] = '\0';
 	}
-	t->selected = (!o->thread_glob || !fnmatch(o->thread_glob, t->comm, 0)) &&
-		      (!o->comm_glob || !fnmatch(o->comm_glob, t->pcomm, 0)) &&
-		      !(o->no_idle_threads && t->on_ns == 0 && t->samples == 0);
+	/* before add_count(): sampled_thread() sets samples to 1 for a thread only samples saw */
+	t->idle = t->on_ns == 0 && t->samples == 0;
+	t->selected = profile__selects(t, o->thread_glob, o->comm_glob, o->no_idle_threads);
 }
+
 
 /* A thread seen only in samples (it never switched): named from /proc. */
 static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 tid,
@@ -700,7 +692,9 @@ static int weigh_lines(struct builder *b)
 		err = -ENOMEM;
 		goto out;
 	}
-	qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
+	/* no lines (a command that exited at once): qsort() of NULL is undefined */
+	if (b->nr_lines)
+		qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
 	for (size_t i = 0, j; i < b->nr_lines && !err; i = j) {
 		const struct wprof_key *k = &b->lines[i].k.blocked;
 
@@ -775,7 +769,8 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	err = session__for_each_thread(s, collect_thread, &b);
 	if (err)
 		goto out;
-	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
+	if (p->nr_threads)
+		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		finish_thread(p, o, &p->threads[i]);
 		selected += p->threads[i].selected;
@@ -804,56 +799,3 @@ out:
 	return err;
 }
 
-static int cmp_wall_desc(const void *a, const void *b)
-{
-	const struct thread_acct *x = a, *y = b;
-
-	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
-}
-
-size_t profile__processes(const struct profile *p, struct thread_acct **out)
-{
-	struct thread_acct *procs = calloc(p->nr_threads + 1, sizeof(*procs));
-	size_t nr = 0;
-
-	*out = procs;
-	if (!procs)
-		return 0;
-	for (size_t i = 0; i < p->nr_threads; i++) {
-		const struct thread_acct *t = &p->threads[i];
-		struct thread_acct *pr = NULL;
-
-		if (!t->selected)
-			continue;
-		for (size_t j = 0; j < nr && !pr; j++)
-			if (procs[j].pid == t->pid)
-				pr = &procs[j];
-		if (!pr) {
-			pr = &procs[nr++];
-			pr->pid = pr->tid = t->pid;
-			memcpy(pr->comm, t->pcomm, sizeof(pr->comm));
-			pr->selected = true;
-		}
-		pr->on_ns += t->on_ns;
-		pr->wall_ns += t->wall_ns;
-		pr->on_us += t->on_us;
-		pr->wall_us += t->wall_us;
-		pr->samples += t->samples;
-		pr->blocks += t->blocks;
-		if (t->max_block_ns > pr->max_block_ns)
-			pr->max_block_ns = t->max_block_ns;
-		for (int k = 1; k < WPROF_STATE_CNT; k++) {
-			pr->off_ns[k] += t->off_ns[k];
-			pr->off_us[k] += t->off_us[k];
-		}
-	}
-	qsort(procs, nr, sizeof(*procs), cmp_wall_desc);
-	return nr;
-}
-
-void profile__free(struct profile *p)
-{
-	free(p->threads);
-	free(p->hists);
-	memset(p, 0, sizeof(*p));
-}

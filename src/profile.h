@@ -31,6 +31,7 @@ struct thread_acct {
 	__u64 kept_ns[WPROF_STATE_CNT];
 	bool has_lines[WPROF_STATE_CNT];
 	bool lost_lines;                /* a full map dropped some of its walked intervals */
+	bool idle;                      /* never on a CPU: what --no-idle-threads leaves out */
 	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
 };
 
@@ -86,6 +87,25 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
  * us fields are sums of the threads' us, so a process adds up as they do.
  */
 size_t profile__processes(const struct profile *p, struct thread_acct **out);
+/*
+ * Whether --thread-name @thread_glob, --comm @comm_glob (the process's name)
+ * and --no-idle-threads keep @t: what t->selected says after profile__build().
+ */
+bool profile__selects(const struct thread_acct *t, const char *thread_glob, const char *comm_glob,
+		      bool no_idle_threads);
+/*
+ * Asleep at least 99.9% of its time (a selected thread): a pool thread
+ * waiting for work, drawn apart in the flame graph and not busy in the
+ * summary.
+ */
+bool profile__asleep(const struct thread_acct *t);
+/*
+ * The time @t was busy: on-CPU, waiting for a CPU, or in an uninterruptible
+ * wait (disk, some locks). Interruptible sleep is left out: from the
+ * scheduler it is one state, whether the thread waits for a reply or for
+ * work (a pool thread, a shell waiting for its child).
+ */
+__u64 profile__busy_ns(const struct thread_acct *t);
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);
 

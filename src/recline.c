@@ -118,53 +118,67 @@ int rec_line__for_each_frame(const char *s, size_t len,
 	return err;
 }
 
-struct strip_ctx {
-	struct folded *out;
-	bool tag_leaf;
-	char *buf;
-	size_t cap;
-	const char **frames;
-	size_t cap_frames;
-};
-
-static int strip_one(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+int rec_splitter__add(struct rec_splitter *sp, struct folded *out, const char *line, size_t len,
+		      size_t skip, size_t nskip, __u64 weight, __u64 count, __u64 max)
 {
-	struct strip_ctx *c = ctx;
-	size_t len = strlen(line), nr = 0, skip_from, skip_to;
+	size_t nr = 0;
 	char *p;
 
-	if (len + 1 > c->cap) {
-		char *b = realloc(c->buf, len + 1);
+	if (len + 1 > sp->cap) {
+		char *b = realloc(sp->buf, len + 1);
 
 		if (!b)
 			return -ENOMEM;
-		c->buf = b;
-		c->cap = len + 1;
+		sp->buf = b;
+		sp->cap = len + 1;
 	}
-	memcpy(c->buf, line, len + 1);
+	memcpy(sp->buf, line, len);
+	sp->buf[len] = '\0';
 	/* at most len / 2 + 1 frames */
-	if (len / 2 + 2 > c->cap_frames) {
-		const char **f = realloc(c->frames, (len / 2 + 2) * sizeof(*f));
+	if (len / 2 + 2 > sp->cap_frames) {
+		const char **f = realloc(sp->frames, (len / 2 + 2) * sizeof(*f));
 
 		if (!f)
 			return -ENOMEM;
-		c->frames = f;
-		c->cap_frames = len / 2 + 2;
+		sp->frames = f;
+		sp->cap_frames = len / 2 + 2;
 	}
-	for (p = c->buf;; p++) {
-		c->frames[nr++] = p;
+	for (p = sp->buf;; p++) {
+		sp->frames[nr++] = p;
 		p = strchr(p, ';');
 		if (!p)
 			break;
 		*p = '\0';
 	}
+	if (nskip) {
+		if (nr <= skip + nskip)
+			return -EINVAL;
+		memmove(&sp->frames[skip], &sp->frames[skip + nskip],
+			(nr - skip - nskip) * sizeof(*sp->frames));
+	}
+	return folded__add_stats(out, sp->frames, nr - nskip, weight, count, max);
+}
+
+void rec_splitter__free(struct rec_splitter *sp)
+{
+	free(sp->buf);
+	free(sp->frames);
+	memset(sp, 0, sizeof(*sp));
+}
+
+struct strip_ctx {
+	struct folded *out;
+	bool tag_leaf;
+	struct rec_splitter sp;
+};
+
+static int strip_one(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct strip_ctx *c = ctx;
+
 	/* the ids follow the tag, or start the line with the tag at the leaf */
-	skip_from = c->tag_leaf ? 0 : 1;
-	skip_to = skip_from + 2;
-	if (nr <= skip_to)
-		return -EINVAL;
-	memmove(&c->frames[skip_from], &c->frames[skip_to], (nr - skip_to) * sizeof(*c->frames));
-	return folded__add_stats(c->out, c->frames, nr - 2, weight, count, max);
+	return rec_splitter__add(&c->sp, c->out, line, strlen(line), c->tag_leaf ? 0 : 1, 2, weight,
+				 count, max);
 }
 
 int rec_line__strip_ids(const struct folded *in, bool tag_leaf, struct folded *out)
@@ -172,7 +186,6 @@ int rec_line__strip_ids(const struct folded *in, bool tag_leaf, struct folded *o
 	struct strip_ctx c = { .out = out, .tag_leaf = tag_leaf };
 	int err = folded__for_each(in, strip_one, &c);
 
-	free(c.buf);
-	free(c.frames);
+	rec_splitter__free(&c.sp);
 	return err;
 }

@@ -65,6 +65,23 @@ int rec_line__split(const char *line, bool tag_leaf, bool ids, struct rec_line *
  */
 int rec_line__strip_ids(const struct folded *in, bool tag_leaf, struct folded *out);
 
+/* Buffers reused by rec_splitter__add(); zero-initialize. */
+struct rec_splitter {
+	char *buf;
+	size_t cap;
+	const char **frames;
+	size_t cap_frames;
+};
+
+/*
+ * Add the ';'-joined @line (@len bytes) to @out with its weight, count and
+ * max, leaving out @nskip frames from index @skip (none when @nskip is 0).
+ * 0 or -errno (-EINVAL when the line has no frame besides those left out).
+ */
+int rec_splitter__add(struct rec_splitter *sp, struct folded *out, const char *line, size_t len,
+		      size_t skip, size_t nskip, __u64 weight, __u64 count, __u64 max);
+void rec_splitter__free(struct rec_splitter *sp);
+
 /*
  * Call @fn for each frame of the ';'-joined @s (@len bytes), root first;
  * stops at and returns the first non-zero return.

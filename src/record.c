@@ -12,17 +12,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "debughint.h"
 #include "folded.h"
-#include "outfile.h"
-#include "pprof.h"
+#include "output.h"
 #include "profile.h"
-#include "recinfo.h"
-#include "recline.h"
 #include "record.h"
 #include "report.h"
 #include "samplerate.h"
 #include "session.h"
-#include "svg.h"
 #include "symbolize.h"
 #include "unwtab.h"
 #include "util.h"
@@ -44,16 +41,11 @@
 #define DRAIN_SOON_NS (TICK_MS * NSEC_PER_MSEC)
 #define DRAIN_SOON_PCT 25
 
-/* One output: stdout, or an -o file. */
-struct output {
-	const struct output_spec *spec;
-	FILE *f;
-	struct outfile file; /* -o */
-};
-
 struct recorder {
 	struct record_opts opts;
-	struct output outs[MAX_OUTPUTS]; /* opts.nr_outputs of them */
+	struct outputs outs;
+	int argc;            /* wprof's arguments after "wprof", for the recording */
+	char **argv;
 	struct session *session;
 	struct symbolizer *sym;
 	struct unwtab *unw;  /* NULL with --no-cfi */
@@ -64,7 +56,7 @@ struct recorder {
 	int go_fd;           /* child execs when this closes */
 	int exec_err_fd;     /* child reports exec failure here */
 	bool *gone;          /* per target id */
-	__u32 *seen_pids;    /* -a: processes already snapshot */
+	struct rec_proc *seen; /* processes already snapshot, with their command line */
 	size_t nr_seen;
 };
 
@@ -116,77 +108,6 @@ static int check_targets(const struct record_opts *o)
 		}
 	}
 	return 0;
-}
-
-static int open_outputs(struct recorder *r)
-{
-	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
-		struct output *out = &r->outs[i];
-		int err;
-
-		out->spec = &r->opts.outputs[i];
-		if (!out->spec->path) {
-			out->f = stdout;
-			continue;
-		}
-		err = outfile__open(out->spec->path, &out->file);
-		if (err)
-			return err;
-		out->f = out->file.f;
-	}
-	return 0;
-}
-
-static int write_output(struct recorder *r, struct output *out, const struct profile *prof,
-			const struct folded *lines, const struct folded *plain,
-			const struct rec_info *ri)
-{
-	switch (out->spec->format) {
-	case FORMAT_JSON:
-		return report__json(prof, r->session, r->sym, &r->opts, lines, out->f);
-	case FORMAT_THREADS:
-		return report__threads(prof, out->f);
-	case FORMAT_SVG:
-		return svg__write_recording(lines, prof, &r->opts, ri, out->f);
-	case FORMAT_PPROF:
-		return pprof__write_recording(lines, prof, &r->opts, ri, out->f);
-	default:
-		return folded__write(plain ? plain : lines, out->f);
-	}
-}
-
-/* Write every output; a failed one is named and does not stop the others. */
-static int write_outputs(struct recorder *r, const struct profile *prof, const struct folded *f)
-{
-	struct folded *plain = NULL;
-	struct rec_info ri;
-	int first = 0;
-
-	rec_info__fill(&ri, &r->opts, prof, session__window_start_ns(r->session));
-	for (size_t i = 0; i < r->opts.nr_outputs; i++) {
-		struct output *out = &r->outs[i];
-		int err = 0;
-
-		/* the folded text has no ids: those lines are for the other formats */
-		if (out->spec->format == FORMAT_FOLDED && opts__line_ids(&r->opts) && !plain) {
-			plain = folded__new();
-			err = plain ? rec_line__strip_ids(f, r->opts.tag_leaf, plain) : -ENOMEM;
-		}
-		if (!err)
-			err = write_output(r, out, prof, f, plain, &ri);
-		if (!err && out->f == stdout && fflush(stdout))
-			err = -errno;
-		if (!err && out->file.f)
-			err = outfile__commit(&out->file); /* says what failed */
-		else if (err)
-			pr_err("cannot write %s: %s%s", out->spec->path ? out->spec->path : "to stdout",
-			       strerror(-err), err == -EPIPE ? " (the reader went away)" :
-					       err == -ENOSPC ? " (the disk is full)" : "");
-		if (err && !first)
-			first = err;
-	}
-	folded__free(plain);
-	return first;
 }
 
 /* How CMD ended, in a line of the summary, and the exit status wprof takes from it. */
@@ -267,25 +188,58 @@ static int release_child(struct recorder *r)
 	return 0;
 }
 
-static bool seen_pid(struct recorder *r, __u32 pid)
+static struct rec_proc *seen_pid(struct recorder *r, __u32 pid)
 {
 	for (size_t i = 0; i < r->nr_seen; i++)
-		if (r->seen_pids[i] == pid)
-			return true;
-	return false;
+		if (r->seen[i].pid == pid)
+			return &r->seen[i];
+	return NULL;
+}
+
+/*
+ * The command line of @pid as it is now, its arguments joined by spaces and
+ * cut at REC_CMDLINE_MAX bytes, kept when it has one (a kernel thread or a
+ * zombie has none): read again at each snapshot, so that the one after an
+ * exec (the -- CMD child is snapshot before it) wins.
+ */
+static void keep_cmdline(struct rec_proc *p)
+{
+	char path[64], buf[REC_CMDLINE_MAX + 1], *s;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0' || (unsigned char)buf[i] < 0x20)
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	if (!n || (p->cmdline && !strcmp(p->cmdline, buf)))
+		return;
+	s = strdup(buf);
+	if (!s)
+		return;
+	free(p->cmdline);
+	p->cmdline = s;
 }
 
 static void snapshot(struct recorder *r, __u32 pid)
 {
-	__u32 *n;
+	struct rec_proc *p = seen_pid(r, pid);
 
-	if (!seen_pid(r, pid)) {
-		n = realloc(r->seen_pids, (r->nr_seen + 1) * sizeof(*n));
-		if (!n)
+	if (!p) {
+		p = realloc(r->seen, (r->nr_seen + 1) * sizeof(*p));
+		if (!p)
 			return;
-		r->seen_pids = n;
-		r->seen_pids[r->nr_seen++] = pid;
+		r->seen = p;
+		p = &r->seen[r->nr_seen++];
+		p->pid = pid;
+		p->cmdline = NULL;
 	}
+	keep_cmdline(p);
 	/*
 	 * The unwinder's maps first: the kernel's walks wait for them, the
 	 * symbolizer only has to be done before the process exits. A process
@@ -444,15 +398,14 @@ static int check_freq(const struct record_opts *o)
  * the one the summary prints (map losses do not lower it), over the
  * on-CPU time of every thread timed.
  */
-static void check_sample_rate(const struct profile *p, struct session *s,
-			      const struct record_opts *o)
+static void check_sample_rate(const struct recording *rec, const struct record_opts *o)
 {
-	__u64 st[WPROF_STAT_CNT], on_ns = 0, got_hz;
+	const struct profile *p = &rec->prof;
+	__u64 on_ns = 0, got_hz;
 
 	for (size_t i = 0; i < p->nr_threads; i++)
 		on_ns += p->threads[i].on_ns;
-	session__stats(s, st);
-	if (!samplerate__short(st[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
+	if (!samplerate__short(rec->stats[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
 		return;
 	pr_info("warning: -F %llu gave only %llu samples a second of on-CPU time (%llu%%): the "
 		"timer cannot fire that often on this machine; use -F %llu or lower",
@@ -461,8 +414,99 @@ static void check_sample_rate(const struct profile *p, struct session *s,
 		(unsigned long long)samplerate__suggest(got_hz));
 }
 
+/* "wprof record -d 3 -- ls": for people, not to be run again (no quoting). */
+static char *join_args(int argc, char **argv)
+{
+	size_t len = strlen("wprof") + 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	strcpy(s, "wprof");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* The debug hints the summary ends with, as text: they need the symbolizer and dpkg. */
+static int capture_hints(struct recording *r, const struct symbolizer *sym)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(&r->notes, &len);
+
+	if (!f)
+		return -errno;
+	debughint__print(sym, f);
+	if (fclose(f))
+		return -ENOMEM;
+	if (!len) {
+		free(r->notes);
+		r->notes = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Take what the detached session @s and @sym hold, with the profile @p
+ * built from them and its lines @lines (both owned by @r from then on, also
+ * on failure), into @r: the last use of the live data. 0 or -ENOMEM.
+ */
+static int capture(struct recording *r, struct profile *p, struct folded *lines,
+		   struct session *s, const struct symbolizer *sym, const struct record_opts *o,
+		   int argc, char **argv)
+{
+	memset(r, 0, sizeof(*r));
+	r->prof = *p;
+	memset(p, 0, sizeof(*p));
+	r->lines = lines;
+	rec_info__fill(&r->info, o, &r->prof, session__window_start_ns(s));
+	r->tag_leaf = o->tag_leaf;
+	r->ids = opts__line_ids(o);
+	r->no_states = o->no_states;
+	r->wakers = o->wakers;
+	r->inlines = o->inlines;
+	session__stats(s, r->stats);
+	session__drain_stats(s, &r->drain);
+	symbolizer__stats(sym, &r->sym);
+	r->cmdline = join_args(argc, argv);
+	if (!r->cmdline)
+		return -ENOMEM;
+	return capture_hints(r, sym);
+}
+
+/* The command lines of the processes the recording has threads of, into @rec. */
+static int capture_cmdlines(struct recorder *r, struct recording *rec)
+{
+	rec->procs = calloc(r->nr_seen + 1, sizeof(*rec->procs));
+	if (!rec->procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_seen; i++) {
+		struct rec_proc *p = &r->seen[i];
+		bool has_threads = false;
+
+		for (size_t t = 0; t < rec->prof.nr_threads && !has_threads; t++)
+			has_threads = rec->prof.threads[t].pid == p->pid;
+		if (!p->cmdline || !has_threads)
+			continue;
+		rec->procs[rec->nr_procs++] = *p;
+		p->cmdline = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Stop, and copy what was measured into a struct recording (the last use of
+ * the BPF session's and the symbolizer's data), which every output is
+ * written from.
+ */
 static int finish(struct recorder *r, const char *why)
 {
+	struct recording rec = {};
 	struct profile prof;
 	struct folded *f;
 	int err;
@@ -476,26 +520,36 @@ static int finish(struct recorder *r, const char *why)
 		unwtab__stats(r->unw, &prof.unw);
 	if (err) {
 		pr_err("cannot read the recorded data: %s", strerror(-err));
+		profile__free(&prof);
+		folded__free(f);
+		return err;
+	}
+	err = capture(&rec, &prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
+	if (!err)
+		err = capture_cmdlines(r, &rec);
+	if (err) {
+		pr_err("cannot keep the recorded data: %s", strerror(-err));
 		goto out;
 	}
-	err = write_outputs(r, &prof, f);
+	err = outputs__write(&r->outs, &rec);
 	/* what was measured is on stderr even when the output could not be written */
-	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(f), err ? "not written" : "written");
-	report__summary(&prof, r->session, r->sym, stderr);
-	check_sample_rate(&prof, r->session, &r->opts);
+	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(rec.lines),
+		err ? "not written" : "written");
+	report__summary(&rec, stderr);
+	check_sample_rate(&rec, &r->opts);
 	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);
-		report__switch_kinds(r->session, stderr);
+		report__switch_kinds(&rec, stderr);
 	}
 out:
-	profile__free(&prof);
-	folded__free(f);
+	recording__free(&rec);
 	return err;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1 };
+	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1, .argc = argc,
+			      .argv = argv };
 	sigset_t mask, oldmask;
 	const char *why;
 	int err, code = 0;
@@ -509,7 +563,7 @@ int cmd_record(int argc, char **argv)
 	}
 	err = check_targets(&r.opts);
 	if (!err)
-		err = open_outputs(&r);
+		err = outputs__open(&r.outs, r.opts.outputs, r.opts.nr_outputs);
 	if (err)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
@@ -602,15 +656,16 @@ out:
 		kill(r.child, SIGTERM);
 		waitpid(r.child, NULL, 0);
 	}
-	for (size_t i = 0; i < r.opts.nr_outputs; i++)
-		outfile__abort(&r.outs[i].file); /* a run that failed leaves the old file */
+	outputs__abort(&r.outs); /* a run that failed leaves the old files */
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	free(r.gone);
-	free(r.seen_pids);
+	for (size_t i = 0; i < r.nr_seen; i++)
+		free(r.seen[i].cmdline);
+	free(r.seen);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debughint.h"
 #include "report.h"
 #include "perfmap.h"
 #include "util.h"
@@ -20,16 +19,12 @@ enum { NR_LOSSES = 24 };
 #define SUMMARY_PROCS 10
 #define SUMMARY_THREADS 10
 
-static void losses(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		   struct loss out[NR_LOSSES])
+static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 {
-	struct symbolizer_stats ss = {};
-	__u64 st[WPROF_STAT_CNT];
+	const struct profile *p = &r->prof;
+	const __u64 *st = r->stats;
 	int i = 0;
 
-	session__stats(s, st);
-	if (sym)
-		symbolizer__stats(sym, &ss);
 	out[i++] = (struct loss){ "user_stack_errors", st[WPROF_STAT_USTACK_ERR] };
 	out[i++] = (struct loss){ "kernel_stack_errors", st[WPROF_STAT_KSTACK_ERR] };
 	out[i++] = (struct loss){ "user_stacks_truncated", st[WPROF_STAT_USTACK_TRUNC] };
@@ -47,10 +42,10 @@ static void losses(const struct profile *p, struct session *s, const struct symb
 	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
 	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
 	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
-	out[i++] = (struct loss){ "files_unopened", ss.files_failed };
+	out[i++] = (struct loss){ "files_unopened", r->sym.files_failed };
 	out[i++] = (struct loss){ "bpf_runs_missed", st[WPROF_STAT_RUNS_MISSED] };
-	out[i++] = (struct loss){ "debug_files_refused", ss.debug_build_id_mismatch +
-				  ss.debug_crc_mismatch + ss.debug_too_big };
+	out[i++] = (struct loss){ "debug_files_refused", r->sym.debug_build_id_mismatch +
+				  r->sym.debug_crc_mismatch + r->sym.debug_too_big };
 	out[i++] = (struct loss){ "targets_map_full", st[WPROF_STAT_TARGETS_FULL] };
 	out[i++] = (struct loss){ "maps_inherit_failed", st[WPROF_STAT_MAPS_INHERIT_FAILED] };
 	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
@@ -73,13 +68,14 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
-static void print_row(FILE *f, const char *indent, const char *what, __u32 id,
+/* A thread, or a process of one thread, named @name. */
+static void print_row(FILE *f, const char *indent, const char *what, __u32 id, const char *name,
 		      const struct thread_acct *t)
 {
 	fprintf(f,
 		"wprof: %s%s %u (%s): wall %.3f s, on-CPU %.1f%%, runqueue %.1f%%, sleep %.1f%%, "
 		"disk %.1f%%, %llu blocks\n",
-		indent, what, id, t->comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
+		indent, what, id, name, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks);
@@ -93,34 +89,40 @@ static int cmp_wall_desc(const void *a, const void *b)
 	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
 }
 
-/* The selected threads of `pid`, by wall time. */
-static size_t threads_of(const struct profile *p, __u32 pid, const struct thread_acct **out)
+static int cmp_busy_desc(const void *a, const void *b)
+{
+	__u64 x = profile__busy_ns(*(const struct thread_acct *const *)a);
+	__u64 y = profile__busy_ns(*(const struct thread_acct *const *)b);
+
+	return x > y ? -1 : x < y ? 1 : cmp_wall_desc(a, b);
+}
+
+/* The selected threads of `pid`, ordered by @cmp. */
+static size_t threads_of(const struct profile *p, __u32 pid, const struct thread_acct **out,
+			 int (*cmp)(const void *, const void *))
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_threads; i++)
 		if (p->threads[i].pid == pid && p->threads[i].selected)
 			out[n++] = &p->threads[i];
-	qsort(out, n, sizeof(*out), cmp_wall_desc);
+	qsort(out, n, sizeof(*out), cmp);
 	return n;
 }
 
 /* Perf maps that were not used, or not whole. */
-static void print_jit(FILE *f, const struct symbolizer *sym)
+static void print_jit(FILE *f, const struct symbolizer_stats *ss)
 {
-	struct symbolizer_stats ss;
-
-	symbolizer__stats(sym, &ss);
-	if (ss.jit_untrusted)
+	if (ss->jit_untrusted)
 		fprintf(f, "wprof: %llu perf maps ignored: not a file of the process's own user "
-			"that it can read\n", (unsigned long long)ss.jit_untrusted);
-	if (ss.jit_truncated)
+			"that it can read\n", (unsigned long long)ss->jit_untrusted);
+	if (ss->jit_truncated)
 		fprintf(f, "wprof: %llu perf maps read only up to their first %u MiB\n",
-			(unsigned long long)ss.jit_truncated, PERFMAP_MAX_BYTES >> 20);
+			(unsigned long long)ss->jit_truncated, PERFMAP_MAX_BYTES >> 20);
 }
 
 /* How the user stacks were walked, and every walk that stopped short, by why. */
-static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 {
 	static const char *const why[WPROF_CUT_CNT] = {
 		[WPROF_CUT_NO_TABLE] = "process code not loaded yet (frame pointers only)",
@@ -151,7 +153,7 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 st[WPROF_
 }
 
 /* How the off-CPU intervals' stacks were taken (see --exact-above). */
-static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_STAT_CNT])
+static void print_walks(FILE *f, const struct profile *p, const __u64 *st)
 {
 	__u64 exact = st[WPROF_STAT_IV_EXACT], sampled = st[WPROF_STAT_IV_SAMPLED];
 	__u64 skipped = st[WPROF_STAT_IV_SKIPPED];
@@ -174,15 +176,15 @@ static void print_walks(FILE *f, const struct profile *p, const __u64 st[WPROF_S
 }
 
 /* --stats: the switches by kind, and the BPF time each kind took. */
-void report__switch_kinds(struct session *s, FILE *f)
+void report__switch_kinds(const struct recording *r, FILE *f)
 {
 	static const char *const names[] = {
 		"other tasks", "kernel threads", "walked", "preempted",
 		"deferred", "resumed+walked", "switch-in",
 	};
-	__u64 st[WPROF_STAT_CNT], n = 0, ns = 0;
+	const __u64 *st = r->stats;
+	__u64 n = 0, ns = 0;
 
-	session__stats(s, st);
 	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
 		__u64 cnt = st[WPROF_STAT_SW_OTHER + k], t = st[WPROF_STAT_NS_OTHER + k];
 
@@ -198,22 +200,96 @@ void report__switch_kinds(struct session *s, FILE *f)
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
-void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		     FILE *f)
+/* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */
+struct busy {
+	__u32 pid;
+	__u64 ns, on_ns, runq_ns, sleep_ns, disk_ns;
+	size_t threads, asleep;
+	const struct thread_acct *acct; /* profile__processes()'s row */
+};
+
+static int cmp_busy(const void *a, const void *b)
 {
+	const struct busy *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->acct->wall_ns > y->acct->wall_ns ? -1 : x->acct->wall_ns < y->acct->wall_ns;
+}
+
+static void sum_busy(const struct profile *p, struct busy *b)
+{
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct thread_acct *t = &p->threads[i];
+		bool asleep = profile__asleep(t);
+
+		if (t->pid != b->pid || !t->selected)
+			continue;
+		b->threads++;
+		b->asleep += asleep;
+		b->ns += profile__busy_ns(t);
+		b->on_ns += t->on_ns;
+		b->runq_ns += t->off_ns[WPROF_OFF_RUNQ];
+		b->disk_ns += t->off_ns[WPROF_OFF_DISK];
+		b->sleep_ns += t->off_ns[WPROF_OFF_SLEEP];
+	}
+}
+
+/* What to call a process: enough of its command line to tell it apart, else its name. */
+static void proc_name(const struct recording *r, const struct thread_acct *pr, char *buf,
+		      size_t size)
+{
+	const char *cmd = recording__cmdline(r, pr->pid);
+	size_t max = size > 100 ? 100 : size;
+
+	if (!cmd || !*cmd)
+		cmd = pr->comm;
+	if (strlen(cmd) < max) {
+		snprintf(buf, size, "%s", cmd);
+		return;
+	}
+	snprintf(buf, size, "%.*s...", (int)(max - 4), cmd);
+}
+
+/*
+ * The busiest processes first, by on-CPU + runqueue + disk time
+ * (profile__busy_ns()): idle pool threads, and a shell waiting for its
+ * child, do not push a process up; threads the same way. A process of one
+ * thread is one line.
+ */
+static void print_processes(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
-	struct session_drain_stats ds;
-	struct loss l[NR_LOSSES];
-	__u64 st[WPROF_STAT_CNT];
 	size_t nr_procs = profile__processes(p, &procs);
+	struct busy *busy = calloc(nr_procs + 1, sizeof(*busy));
+	char name[128];
 
-	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+	for (size_t i = 0; i < nr_procs && busy; i++) {
+		busy[i].pid = procs[i].pid;
+		busy[i].acct = &procs[i];
+		sum_busy(p, &busy[i]);
+	}
+	if (busy)
+		qsort(busy, nr_procs, sizeof(*busy), cmp_busy);
+	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads && busy; i++) {
+		const struct busy *b = &busy[i];
+		size_t n = threads_of(p, b->pid, threads, cmp_busy_desc);
 
-		print_row(f, "", "pid", procs[i].pid, &procs[i]);
+		proc_name(r, b->acct, name, sizeof(name));
+		if (n == 1 && threads[0]->tid == b->pid) {
+			print_row(f, "", "pid", b->pid, name, threads[0]);
+			continue;
+		}
+		fprintf(f, "wprof: pid %u (%s): %zu threads, busy %.3f s: on-CPU %.3f s, runqueue "
+			"%.3f s, disk %.3f s; sleep %.3f s", b->pid, name, b->threads, b->ns / 1e9,
+			b->on_ns / 1e9, b->runq_ns / 1e9, b->disk_ns / 1e9, b->sleep_ns / 1e9);
+		if (b->asleep)
+			fprintf(f, "; %zu threads idle the whole window", b->asleep);
+		fputc('\n', f);
 		for (size_t j = 0; j < n && j < SUMMARY_THREADS; j++)
-			print_row(f, "  ", "tid", threads[j]->tid, threads[j]);
+			print_row(f, "  ", "tid", threads[j]->tid, threads[j]->comm, threads[j]);
 		if (n > SUMMARY_THREADS)
 			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
 				n - SUMMARY_THREADS);
@@ -221,11 +297,25 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 	if (nr_procs > SUMMARY_PROCS)
 		fprintf(f, "wprof: ... %zu more processes (--format threads lists all)\n",
 			nr_procs - SUMMARY_PROCS);
+	free(busy);
 	free(threads);
 	free(procs);
-	session__stats(s, st);
-	fprintf(f, "wprof: recorded %.3f s, %zu processes, %zu threads", p->window_ns / 1e9,
-		nr_procs, (size_t)(p->nr_threads - p->threads_left_out));
+}
+
+/* The window, what was recorded, and how many events. */
+static void print_window(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
+	const __u64 *st = r->stats;
+	struct thread_acct *procs;
+	size_t nr_procs = profile__processes(p, &procs);
+	char date[64];
+
+	free(procs);
+	rec_info__date(&r->info, date, sizeof(date));
+	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu processes, %zu threads",
+		p->window_ns / 1e9, r->info.target[0] ? r->info.target : "?", date, nr_procs,
+		(size_t)(p->nr_threads - p->threads_left_out));
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
@@ -246,6 +336,85 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
 			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
+}
+
+/* Each loss counter of the JSON report, said in words, with what to do about it. */
+static const struct {
+	const char *name, *words;
+} loss_words[] = {
+	{ "user_stack_errors", "user stacks the kernel failed to read" },
+	{ "kernel_stack_errors", "kernel stacks the kernel failed to read" },
+	{ "user_stacks_truncated", "user stacks cut at the deepest frame wprof walks" },
+	{ "kernel_stacks_truncated", "kernel stacks cut at the kernel's depth limit" },
+	{ "stack_map_full", "stacks dropped because the stack map was full (record a shorter "
+			    "window or fewer threads)" },
+	{ "counts_map_full", "stack counts dropped because the counts map was full (record a "
+			     "shorter window or fewer threads)" },
+	{ "waker_map_full", "waker stacks dropped because the waker map was full (record a "
+			    "shorter window, or without --wakers)" },
+	{ "thread_map_full", "threads not accounted because the thread map was full (record "
+			     "fewer threads: -p or -t rather than -a)" },
+	{ "user_stacks_cut", "user stacks that stop before the thread's first frame (see the "
+			     "walks line above)" },
+	{ "user_stacks_none", "intervals or samples with no user stack at all" },
+	{ "dropped_us", "us of off-CPU time not recorded because a map was full (record a "
+			"shorter window or fewer threads)" },
+	{ "user_stacks_unwalkable", "user stacks not walked: the thread resumed where wprof "
+				    "could not walk it, or recording stopped first" },
+	{ "open_intervals_unwalked", "off-CPU intervals still open at the end whose stack was "
+				     "not walked" },
+	{ "stacks_missing", "stacks whose id the stack map no longer had" },
+	{ "unwind_files_no_room", "files whose unwind tables did not fit in the kernel's (their "
+				  "code walked by frame pointers)" },
+	{ "files_unopened", "mapped files wprof could not open (their frames are unnamed)" },
+	{ "bpf_runs_missed", "BPF program runs the kernel skipped (another BPF program ran on "
+			     "the CPU; their events are missing)" },
+	{ "debug_files_refused", "debug files refused as another build's (see the debug files "
+				 "line)" },
+	{ "targets_map_full", "forked processes not followed because the targets map was full "
+			      "(record fewer processes)" },
+	{ "maps_inherit_failed", "forked processes whose unwind maps could not be inherited "
+				 "(their stacks walked by frame pointers until read)" },
+	{ "unwind_procs_failed", "processes whose maps could not be read or sent for unwinding" },
+	{ "events_lost", "ring buffer events lost (new processes may be unnamed)" },
+	{ "reused_threads_lost", "threads lost because their tid was reused while recording" },
+};
+
+/* Losses, only those that happened, in words; frames without a name are no loss. */
+static void print_losses(const struct recording *r, FILE *f)
+{
+	struct loss l[NR_LOSSES];
+	bool any = false;
+
+	losses(r, l);
+	for (int i = 0; i < NR_LOSSES; i++) {
+		if (!strcmp(l[i].name, "frames_unnamed")) {
+			if (l[i].value)
+				fprintf(f, "wprof: %llu of %llu frames have no symbol name (shown as "
+					"file+offset)\n", (unsigned long long)l[i].value,
+					(unsigned long long)r->prof.frames_total);
+			continue;
+		}
+		if (!l[i].value)
+			continue;
+		any = true;
+		for (size_t k = 0; k < ARRAY_SIZE(loss_words); k++)
+			if (!strcmp(loss_words[k].name, l[i].name))
+				fprintf(f, "wprof: lost: %llu %s [%s]\n",
+					(unsigned long long)l[i].value, loss_words[k].words, l[i].name);
+	}
+	if (!any)
+		fprintf(f, "wprof: nothing lost\n");
+}
+
+void report__summary(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
+	const struct session_drain_stats *ds = &r->drain;
+	const __u64 *st = r->stats;
+
+	print_window(r, f);
+	print_processes(r, f);
 	print_walks(f, p, st);
 	if (st[WPROF_STAT_CHECKED])
 		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
@@ -266,20 +435,14 @@ void report__summary(const struct profile *p, struct session *s, const struct sy
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
-	if (sym)
-		print_jit(f, sym);
-	session__drain_stats(s, &ds);
+	print_jit(f, &r->sym);
 	fprintf(f, "wprof: maps drained %llu times while recording: %llu entries of ended threads, "
 		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
-		(unsigned long long)ds.drains, (unsigned long long)ds.threads,
-		(unsigned long long)ds.stacks, (unsigned long long)ds.stacks_kept, ds.max_fill_pct);
-	losses(p, s, sym, l);
-	fprintf(f, "wprof: lost:");
-	for (int i = 0; i < NR_LOSSES; i++)
-		fprintf(f, "%s %s %llu", i ? "," : "", l[i].name, (unsigned long long)l[i].value);
-	fprintf(f, " (of %llu frames)\n", (unsigned long long)p->frames_total);
-	if (sym)
-		debughint__print(sym, f);
+		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
+		(unsigned long long)ds->stacks, (unsigned long long)ds->stacks_kept, ds->max_fill_pct);
+	print_losses(r, f);
+	if (r->notes)
+		fputs(r->notes, f);
 }
 
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
@@ -299,8 +462,9 @@ static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_a
 		t->max_block_ns / 1e6);
 }
 
-int report__threads(const struct profile *p, FILE *f)
+int report__threads(const struct recording *r, FILE *f)
 {
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
@@ -314,7 +478,7 @@ int report__threads(const struct profile *p, FILE *f)
 	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %8s %12s\n", "PID", "TID", "COMM",
 		"WALL_S", "ON_CPU%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS", "MAX_BLOCK_MS");
 	for (size_t i = 0; i < nr_procs; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
 		table_row(f, procs[i].pid, "-", &procs[i]);
 		for (size_t j = 0; j < n; j++) {
@@ -442,11 +606,11 @@ static int json_stack(const char *line, __u64 weight, __u64 count, __u64 max, vo
 	return 0;
 }
 
-int report__json(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		 const struct record_opts *o, const struct folded *stacks, FILE *f)
+int report__json(const struct recording *r, FILE *f)
 {
+	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
-	struct json_ctx j = { .f = f, .tag_leaf = o->tag_leaf, .first = true };
+	struct json_ctx j = { .f = f, .tag_leaf = r->tag_leaf, .first = true };
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
 	struct loss l[NR_LOSSES];
@@ -458,14 +622,14 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 		return -ENOMEM;
 	}
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
-		(unsigned long long)p->window_ns / 1000, (unsigned long long)o->freq_hz,
+		(unsigned long long)p->window_ns / 1000, (unsigned long long)r->info.freq_hz,
 		(unsigned long long)p->period_ns / 1000);
 	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
 		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
 		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);
 	fprintf(f, "  \"processes\": [");
 	for (size_t i = 0; i < nr_procs; i++) {
-		size_t n = threads_of(p, procs[i].pid, threads);
+		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
 		fprintf(f, "%s\n    {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i].pid);
 		json_str(f, procs[i].comm, strlen(procs[i].comm));
@@ -487,9 +651,9 @@ int report__json(const struct profile *p, struct session *s, const struct symbol
 	free(threads);
 	free(procs);
 	fprintf(f, "\n  ],\n  \"stacks\": [");
-	err = folded__for_each(stacks, json_stack, &j);
+	err = folded__for_each(r->lines, json_stack, &j);
 	fprintf(f, "\n  ],\n  \"lost\": {");
-	losses(p, s, sym, l);
+	losses(r, l);
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", l[i].name,
 			(unsigned long long)l[i].value);

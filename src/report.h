@@ -4,22 +4,19 @@
 
 #include <stdio.h>
 
-#include "folded.h"
-#include "opts.h"
-#include "profile.h"
-#include "session.h"
-#include "symbolize.h"
+#include "recording.h"
 
 /* The summary on stderr: per process and thread, the window, every loss. */
-void report__summary(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		     FILE *f);
+void report__summary(const struct recording *r, FILE *f);
 /* --format threads: the per-thread table. 0 or -EIO. */
-int report__threads(const struct profile *p, FILE *f);
-/* --format json: threads, histograms, stacks with count/total/max, losses. 0 or -errno. */
-int report__json(const struct profile *p, struct session *s, const struct symbolizer *sym,
-		 const struct record_opts *o, const struct folded *stacks, FILE *f);
+int report__threads(const struct recording *r, FILE *f);
+/*
+ * --format json: threads, histograms, stacks with count/total/max, losses.
+ * The lines must have ids (r->ids). 0 or -errno.
+ */
+int report__json(const struct recording *r, FILE *f);
 
 /* --stats: switches by kind and the BPF time of each kind */
-void report__switch_kinds(struct session *s, FILE *f);
+void report__switch_kinds(const struct recording *r, FILE *f);
 
 #endif /* WPROF_REPORT_H */

@@ -417,14 +417,6 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 	return 0;
 }
 
-/* Asleep at least 99.9% of its time: a pool thread waiting for work. */
-static bool idle_thread(const struct thread_acct *t)
-{
-	__u64 busy = t->on_ns + t->off_ns[WPROF_OFF_RUNQ] + t->off_ns[WPROF_OFF_DISK];
-
-	return t->selected && t->wall_ns && busy * 1000 <= t->wall_ns;
-}
-
 struct rec_ctx {
 	struct flame *fl;
 	const struct profile *p;
@@ -453,7 +445,7 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 		c->cap = len;
 	}
 	t = c->ids ? rec_info__thread(c->p, rl.tid) : NULL;
-	idle = t && idle_thread(t);
+	idle = t && profile__asleep(t);
 	if (c->tag_leaf)
 		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.comm.len, rl.comm.s,
 			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s,
@@ -466,10 +458,11 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0, 0);
 }
 
-int svg__write_recording(const struct folded *lines, const struct profile *p,
-			 const struct record_opts *o, const struct rec_info *ri, FILE *f)
+int svg__write_recording(const struct recording *r, FILE *f)
 {
-	struct rec_ctx c = { .p = p, .tag_leaf = o->tag_leaf, .ids = opts__line_ids(o) };
+	const struct profile *p = &r->prof;
+	const struct rec_info *ri = &r->info;
+	struct rec_ctx c = { .p = p, .tag_leaf = r->tag_leaf, .ids = r->ids };
 	struct svg_opts so = {};
 	char title[600], subtitle[256], date[64], win[64];
 	int err;
@@ -477,13 +470,13 @@ int svg__write_recording(const struct folded *lines, const struct profile *p,
 	c.fl = flame__new();
 	if (!c.fl)
 		return -ENOMEM;
-	err = folded__for_each(lines, add_line, &c);
+	err = folded__for_each(r->lines, add_line, &c);
 	if (!err)
 		err = flame__finish(c.fl);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < p->nr_threads; i++)
-		so.idle_threads += idle_thread(&p->threads[i]);
+		so.idle_threads += profile__asleep(&p->threads[i]);
 	rec_info__date(ri, date, sizeof(date));
 	svg__fmt_us(win, sizeof(win), ri->window_ns / 1000);
 	snprintf(title, sizeof(title), "wprof: wall-clock time of %s", ri->target);

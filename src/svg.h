@@ -22,9 +22,7 @@
 
 #include "flame.h"
 #include "folded.h"
-#include "opts.h"
-#include "profile.h"
-#include "recinfo.h"
+#include "recording.h"
 
 struct svg_opts {
 	const char *title;
@@ -38,12 +36,11 @@ struct svg_opts {
 int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f);
 
 /*
- * The flame graph of a recording: @lines as profile__build() made them for
- * @o (with ids: opts__line_ids()), the threads of @p to tell idle ones (at
- * least 99.9% of their time asleep), @ri for the title. 0 or -errno.
+ * The flame graph of the recording @r: its lines, its threads to tell idle
+ * ones (at least 99.9% of their time asleep; with ids in the lines), its
+ * rec_info for the title. 0 or -errno.
  */
-int svg__write_recording(const struct folded *lines, const struct profile *p,
-			 const struct record_opts *o, const struct rec_info *ri, FILE *f);
+int svg__write_recording(const struct recording *r, FILE *f);
 
 /* "512 µs", "12.345 ms", "3.000 s": what the graphs and tables print. */
 void svg__fmt_us(char *buf, size_t size, __u64 us);

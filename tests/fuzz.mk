@@ -12,6 +12,9 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter
 # what the parsers under test are made of (src/unwtab.c is included by its harness)
 FUZZ_MODS    := folded perfmap procmaps kallsyms elfsyms demangle demangle_v0 dwinline hmap util
+# the saved recording's reader, and the writers that read what it read
+FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report svg \
+		flame pprof strmap
 FUZZ_OBJS    := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_MODS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
@@ -22,6 +25,8 @@ $(FUZZ_DIR)/obj/%.o: src/%.c
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ_DIR)/obj/svg.o: $(OUT)/svg_js.h
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(call msg,FUZZLD,$@)

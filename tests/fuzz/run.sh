@@ -60,6 +60,18 @@ seeds_folded()
 	printf '\xe2\x82\xac;\xf0\x9f\x94\xa5 12\n' | seed_file "$1" utf8
 }
 
+# recordings: one of the test build's sleepburn, saved by record, as
+# the file (gzip) and as its content; both are what the harness takes
+seeds_recfile()
+{
+	local w=$OUT/tests/workloads/sleepburn
+
+	[ -x "$w" ] && "$OUT/wprof" record -o "$1/rec.wprof" -- "$w" -n 1 -q 2>/dev/null &&
+		gzip -dc <"$1/rec.wprof" >"$1/rec.raw"
+	printf 'WPROFREC\001\000\000\000' | seed_file "$1" header
+	return 0
+}
+
 seeds_perfmap()
 {
 	printf '7f3c2a001000 1a0 LazyCompile:~handler /srv/app.js:12:5\n' | seed_file "$1" node

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Every option `wprof record --help` and `wprof diff --help` list is
-# documented in the man page and the README, and the man page and README
+# Every option `wprof record --help`, `wprof report --help` and `wprof diff
+# --help` list is documented in the man page and the README, and the man page and README
 # document no option wprof lacks; every command `wprof --help` names is
 # documented in both. Needs no root: it only reads --help.
 # shellcheck source=tests/lib.sh
@@ -11,8 +11,10 @@
 top=$(cd "$(dirname "$0")/../.." && pwd)
 help=$("$WPROF" record --help) || fatal "wprof record --help failed"
 diff_help=$("$WPROF" diff --help) || fatal "wprof diff --help failed"
+report_help=$("$WPROF" report --help) || fatal "wprof report --help failed"
 help="$help
-$diff_help"
+$diff_help
+$report_help"
 opts=$(printf '%s\n' "$help" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 [ -n "$opts" ] || fatal "no options found in --help"
 # the man page escapes '-' as '\-'

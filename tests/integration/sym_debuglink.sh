@@ -63,7 +63,7 @@ cp "$DL/.debug/libsymcall.so.debug" "$TMP/foreign/sym_call.debug"
 run_wprof foreign record -F 499 -d 20 -o "$TMP/foreign.json" -- "$TMP/foreign/sym_call" -n 1 \
 	-N symdl
 check_wprof_ok foreign
-check "summary: debug_files_refused 1" grep -q 'lost:.* debug_files_refused 1[, ]' "$TMP/foreign.err"
+check "summary: debug_files_refused 1" grep -q '^wprof: lost: 1 .*\[debug_files_refused\]$' "$TMP/foreign.err"
 check "summary names the refused file and what to do" \
 	grep -q "debug files refused .*1 build-id differs.*foreign/sym_call.debug: install" \
 	"$TMP/foreign.err"

@@ -13,7 +13,8 @@
 # - libc is in it only when the output has libc.so.6+0x frames (without
 #   libc6-dbg), and then as libc6's, to be named by libc6-dbg, with the
 #   debuginfod alternative;
-# - the frames it counts add up to at most frames_unnamed of the lost line.
+# - the frames it counts add up to at most those the summary says have no
+#   symbol name.
 # Then the unstripped sleepburn: no sleepburn in the line, if there is one.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -74,7 +75,7 @@ check_hint()
 		check_ge "$n: $f: frames counted vs its file+0x frames in the output" "$c" "$occ"
 		sum=$((sum + c))
 	done < <(awk 'NF { c[$1] += $2 } END { for (f in c) print f, c[f] }' <<<"$files")
-	lost=$(sed -n 's/.*frames_unnamed \([0-9]*\),.*/\1/p' "$TMP/$n.err")
+	lost=$(sed -n 's/^wprof: \([0-9]*\) of [0-9]* frames have no symbol name .*/\1/p' "$TMP/$n.err")
 	check_le "$n: frames named in the line vs frames_unnamed" "$sum" "${lost:-0}"
 	if grep -q 'libc[.]so[.]6+0x' "$TMP/$n.folded"; then
 		check "$n: libc.so.6 frames unnamed: the line says libc6-dbg would name them" \

@@ -20,9 +20,9 @@ forked=$(sed -n 's/^forked \([0-9]*\)$/\1/p' "$TMP/wide.out")
 [ -n "$forked" ] || fatal "forkwide printed no count"
 check "forkwide forked all $NR (got $forked)" test "$forked" -eq $NR
 want=$((forked + 1 - TARGETS_MAX))
-got=$(sed -n 's/.*lost:.* targets_map_full \([0-9]*\).*/\1/p' "$TMP/wide.err")
+got=$(sed -n 's/^wprof: lost: \([0-9]*\) .*\[targets_map_full\]$/\1/p' "$TMP/wide.err")
 check "targets_map_full is $want (got ${got:-none})" test "${got:--1}" -eq $want
-procs=$(sed -n 's/^wprof: recorded [0-9.]* s, \([0-9]*\) processes.*/\1/p' "$TMP/wide.err")
+procs=$(sed -n 's/^wprof: recorded [0-9.]* s .*: \([0-9]*\) processes, .*/\1/p' "$TMP/wide.err")
 check "the $TARGETS_MAX followed processes are recorded, no more (got ${procs:-none})" \
 	test "${procs:--1}" -eq $TARGETS_MAX
 finish

@@ -88,7 +88,7 @@ check_ge "share of piperd's sleep weight woken by pipewr in wake_reader (%)" \
 check "those chains: blocked in *read* with kernel frames before --, waker kernel then user frames, leaf to root (bad: ${badshape:-?})" \
 	test "${badshape:-1}" = 0
 head -3 "$TMP/badchains" | cut -c1-300 | sed 's/^/#   /'
-unwalkable=$(grep -o 'user_stacks_unwalkable [0-9]*' "$TMP/rec.err" | awk '{ print $2 }')
+unwalkable=$(sed -n 's/^wprof: lost: \([0-9]*\) .*\[user_stacks_unwalkable\]$/\1/p' "$TMP/rec.err")
 check_le "chains with no blocked stack, at most the intervals wprof reports unwalkable (${unwalkable:-?})" \
 	"${nostack:-x}" "${unwalkable:-0}"
 

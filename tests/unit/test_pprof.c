@@ -328,8 +328,7 @@ static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct p
 	};
 	struct profile p = { .threads = th, .nr_threads = 2, .window_ns = 2000000000,
 			     .period_ns = 10101010 };
-	struct record_opts o = { .tag_leaf = tag_leaf, .freq_hz = 99, .nr_outputs = 1,
-				 .inlines = true };
+	struct recording r = { .tag_leaf = tag_leaf, .ids = true, .inlines = true, .prof = p };
 	struct rec_info ri = { .target = "pid 100 (app)", .program = "app",
 			       .start_ns = 1700000000123456789ULL, .window_ns = 2000000000,
 			       .period_ns = 10101010, .freq_hz = 99 };
@@ -341,10 +340,11 @@ static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct p
 	size_t cap = 1 << 20;
 	int err;
 
-	o.outputs[0].format = FORMAT_PPROF;
+	r.info = ri;
+	r.lines = f;
 	memset(pr, 0, sizeof(*pr));
 	*raw = malloc(cap);
-	err = f && out && *raw ? pprof__write_recording(f, &p, &o, &ri, out) : -ENOMEM;
+	err = f && out && *raw ? pprof__write_recording(&r, out) : -ENOMEM;
 	if (out)
 		fclose(out);
 	folded__free(f);

@@ -66,19 +66,19 @@ static void make_profile(struct profile *p, struct thread_acct th[2])
 
 static char *render(const char *const *lines, size_t n, bool tag_leaf)
 {
-	struct record_opts o = { .tag_leaf = tag_leaf, .freq_hz = 99, .nr_outputs = 1 };
-	struct rec_info ri = { .target = "pid 100 (app)", .window_ns = 2000000, .freq_hz = 99 };
+	struct recording r = { .tag_leaf = tag_leaf, .ids = true,
+			       .info = { .target = "pid 100 (app)", .window_ns = 2000000,
+					 .freq_hz = 99 } };
 	struct thread_acct th[2];
 	struct folded *f = lines_of(lines, n);
-	struct profile p;
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);
 	int err;
 
-	o.outputs[0].format = FORMAT_SVG;
-	make_profile(&p, th);
-	err = f && out ? svg__write_recording(f, &p, &o, &ri, out) : -ENOMEM;
+	make_profile(&r.prof, th);
+	r.lines = f;
+	err = f && out ? svg__write_recording(&r, out) : -ENOMEM;
 	if (out)
 		fclose(out);
 	folded__free(f);

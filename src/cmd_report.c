@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wprof report: any output of a saved recording (wprof record -o X.wprof),
+ * optionally of fewer threads. Reads a file: needs neither root nor BPF.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_report.h"
+#include "output.h"
+#include "recfile.h"
+#include "report.h"
+#include "util.h"
+
+struct report_opts {
+	const char *input;
+	enum output_format format;
+	struct output_spec outputs[MAX_OUTPUTS];
+	size_t nr_outputs;
+	struct rec_filter filter;
+	__u32 *pids, *tids;
+	size_t nr_pids, nr_tids;
+	bool quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: wprof report [OPTIONS] FILE.wprof\n"
+		"\n"
+		"Print a recording saved by wprof record -o FILE.wprof, in any format, as\n"
+		"wprof record would have printed it; with the selection options, of fewer\n"
+		"threads. Reads the file only: needs neither root nor BPF.\n"
+		"\n"
+		"  -o, --output FILE        write to FILE (default stdout); give it again for\n"
+		"                           more files, each in the format its name ends in\n"
+		"                           (.svg, .pb.gz, .json, .folded, .wprof)\n"
+		"  -f, --format FORMAT      folded (default), json, threads, svg, pprof, wprof\n"
+		"  -p, --pid PID[,PID...]   only the threads of these processes\n"
+		"  -t, --tid TID[,TID...]   only these threads\n"
+		"      --thread-name GLOB   only threads whose name matches\n"
+		"      --comm GLOB          only processes whose name matches\n"
+		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
+		"  -q, --quiet              no summary on stderr\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"What is chosen while recording (-d, -F, --wakers, --min-block, --inline,\n"
+		"--tag-leaf, --no-states, ...) cannot be changed here: record again.\n"
+		"Exit status: 0; 1 when the file cannot be read or an output not written;\n"
+		"2 on a usage error.\n");
+}
+
+enum {
+	OPT_THREAD_NAME = 0x100,
+	OPT_COMM,
+	OPT_NO_IDLE,
+	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
+};
+
+static const struct option own_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+};
+
+/*
+ * report's own options, then every other option of wprof record, known so
+ * that it is refused by name (a new record option is, without a change here).
+ */
+static struct option report_options[ARRAY_SIZE(own_options) + 64];
+
+static void build_options(void)
+{
+	const struct option *rec = cli_record_options();
+	size_t n = ARRAY_SIZE(own_options);
+
+	memcpy(report_options, own_options, sizeof(own_options));
+	for (; rec->name && n < ARRAY_SIZE(report_options) - 1; rec++) {
+		bool own = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(own_options) && !own; i++)
+			own = !strcmp(own_options[i].name, rec->name);
+		if (own)
+			continue;
+		report_options[n] = *rec;
+		report_options[n++].val = OPT_RECORD_ONLY;
+	}
+	memset(&report_options[n], 0, sizeof(report_options[n]));
+}
+
+/* 0, 1 when help was printed, -EINVAL (or -ENOMEM) after one error line. */
+static int parse(int argc, char **argv, struct report_opts *o)
+{
+	int c, idx;
+
+	build_options();
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:f:p:t:qhadF:v", report_options, &idx)) != -1) {
+		switch (c) {
+		case 'o':
+			if (o->nr_outputs == MAX_OUTPUTS) {
+				pr_err("more than %d -o files; report again for more", MAX_OUTPUTS);
+				return -EINVAL;
+			}
+			o->outputs[o->nr_outputs++].path = optarg;
+			break;
+		case 'f':
+			if (cli_format_of_name(optarg, &o->format))
+				return -EINVAL;
+			break;
+		case 'p':
+			if (cli_id_list(c, optarg, &o->pids, &o->nr_pids))
+				return -EINVAL;
+			break;
+		case 't':
+			if (cli_id_list(c, optarg, &o->tids, &o->nr_tids))
+				return -EINVAL;
+			break;
+		case OPT_THREAD_NAME:
+			o->filter.thread_glob = optarg;
+			break;
+		case OPT_COMM:
+			o->filter.comm_glob = optarg;
+			break;
+		case OPT_NO_IDLE:
+			o->filter.no_idle_threads = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'a':
+		case 'd':
+		case 'F':
+		case 'v':
+			pr_err("-%c is chosen while recording: a recording cannot change it; give it "
+			       "to 'wprof record' and record again", c);
+			return -EINVAL;
+		case OPT_RECORD_ONLY:
+			pr_err("--%s is chosen while recording: a recording cannot change it; give "
+			       "it to 'wprof record' and record again", report_options[idx].name);
+			return -EINVAL;
+		case ':':
+			pr_err("option '%s' needs a value; see 'wprof report --help'",
+			       argv[optind - 1]);
+			return -EINVAL;
+		default:
+			pr_err("unknown option '%s'; see 'wprof report --help'", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (argc - optind != 1) {
+		pr_err("%s; usage: wprof report [OPTIONS] FILE.wprof",
+		       argc - optind < 1 ? "no recording given" : "more than one recording given");
+		return -EINVAL;
+	}
+	o->input = argv[optind];
+	if (o->nr_pids) {
+		o->filter.pids = o->pids;
+		o->filter.nr_pids = o->nr_pids;
+	}
+	if (o->nr_tids) {
+		o->filter.tids = o->tids;
+		o->filter.nr_tids = o->nr_tids;
+	}
+	return cli_set_outputs(o->format, o->outputs, &o->nr_outputs);
+}
+
+static bool filtering(const struct rec_filter *f)
+{
+	return f->pids || f->tids || f->thread_glob || f->comm_glob || f->no_idle_threads;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = {};
+	struct recording rec;
+	struct outputs outs = {};
+	int err;
+
+	err = parse(argc, argv, &o);
+	if (err) {
+		free(o.pids);
+		free(o.tids);
+		return err > 0 ? 0 : 2;
+	}
+	err = recfile__load(o.input, &rec);
+	if (err)
+		goto out;
+	if (filtering(&o.filter)) {
+		err = recording__filter(&rec, &o.filter);
+		if (err) {
+			pr_err("%s: cannot select threads: %s", o.input, err == -EINVAL ?
+			       "its stacks do not say their threads" : strerror(-err));
+			goto out;
+		}
+	}
+	err = outputs__open(&outs, o.outputs, o.nr_outputs);
+	if (!err)
+		err = outputs__write(&outs, &rec);
+	if (!o.quiet)
+		report__summary(&rec, stderr);
+out:
+	outputs__abort(&outs);
+	recording__free(&rec);
+	free(o.pids);
+	free(o.tids);
+	return err ? 1 : 0;
+}

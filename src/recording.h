@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Everything one recording measured, in plain memory: copied out of the
+ * detached BPF session and the symbolizer once (record.c's capture()), or
+ * read back from a .wprof file (recfile.h). Every writer (folded, json,
+ * threads, summary, svg, pprof) reads only this, so that each works the
+ * same from a live recording and from a saved one, and each can be tested
+ * without root.
+ */
+#ifndef WPROF_RECORDING_H
+#define WPROF_RECORDING_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "folded.h"
+#include "opts.h"
+#include "profile.h"
+#include "recinfo.h"
+#include "session.h" /* struct session_drain_stats */
+#include "symbolize.h" /* struct symbolizer_stats */
+
+/* The longest command line kept of a process: enough to tell processes apart. */
+#define REC_CMDLINE_MAX 256
+
+/* A process's command line, read while it lived (/proc/PID/cmdline, NULs as spaces). */
+struct rec_proc {
+	__u32 pid;
+	char *cmdline;
+};
+
+struct recording {
+	struct rec_info info;
+	char *cmdline;        /* wprof's own command line, arguments joined by spaces */
+	/* how the lines were built */
+	bool tag_leaf;        /* the tag is the last frame (--tag-leaf) */
+	bool ids;             /* lines carry PID;TID after the tag (opts__line_ids()) */
+	bool no_states;
+	bool wakers;
+	bool inlines;
+	struct profile prof;  /* per-thread accounting, histograms, the profile's counters */
+	struct folded *lines; /* the stacks: symbolized frames, weight us, count, max */
+	__u64 stats[WPROF_STAT_CNT]; /* the BPF side's counters (enum wprof_stat) */
+	struct session_drain_stats drain;
+	struct symbolizer_stats sym;
+	char *notes;          /* the summary's closing lines (JIT, debug hints), or NULL */
+	struct rec_proc *procs; /* the processes of the threads whose command line is known */
+	size_t nr_procs;
+};
+
+/* The command line of process @pid, or NULL. */
+const char *recording__cmdline(const struct recording *r, __u32 pid);
+
+/* Members may be NULL: an empty recording (memset 0) is freed fine. */
+void recording__free(struct recording *r);
+
+/* Post-hoc selection: what `wprof report` can still choose from a recording. */
+struct rec_filter {
+	const __u32 *pids, *tids; /* NULL: any */
+	size_t nr_pids, nr_tids;
+	const char *thread_glob;  /* --thread-name */
+	const char *comm_glob;    /* --comm (the process's name) */
+	bool no_idle_threads;
+};
+
+/*
+ * Leave out of @r the threads @f does not select, and their lines, as the
+ * same options given to `wprof record` would have (profile.c's
+ * profile__selects()). The counters of frames, stacks and losses stay those
+ * of the whole recording. 0, -EINVAL when the lines have no ids, or -ENOMEM.
+ */
+int recording__filter(struct recording *r, const struct rec_filter *f);
+
+/* The lines without their PID;TID frames, as folded text wants them. 0 or -errno. */
+int recording__write_folded(const struct recording *r, FILE *f);
+
+#endif /* WPROF_RECORDING_H */

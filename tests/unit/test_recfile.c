@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The saved recording (recfile.c): a recording saved and read back writes
+ * every format byte for byte as the original does, and saves to the same
+ * bytes; a file cut at every length, with any one bit flipped, or with its
+ * uncompressed content cut or flipped (which the gzip checksum would
+ * otherwise catch first), is refused or read, never a crash (run it under
+ * make check-sanitize); foreign files and newer versions are named so.
+ * recording__filter() keeps what the same selection at record time keeps.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gzip.h"
+#include "output.h"
+#include "recfile.h"
+#include "recline.h"
+#include "report.h"
+#include "statnames.h"
+#include "unit.h"
+#include "util.h"
+
+static const char *const lines[] = {
+	"on-cpu;100;101;work;main;run;burn",
+	"on-cpu;100;102;pool;start;idle_loop",
+	"off-cpu:sleep;100;102;pool;start;wait;futex_wait_[k]",
+	"off-cpu:runqueue;100;101;work;main;run",
+	"off-cpu:sleep;200;200;other;main;poll;do_sys_poll_[k]",
+};
+
+static void make(struct recording *r)
+{
+	static const struct thread_acct th[] = {
+		{ .pid = 100, .tid = 101, .comm = "work", .pcomm = "app", .wall_ns = 2000000,
+		  .on_ns = 1500000, .wall_us = 2000, .on_us = 1500, .samples = 3, .blocks = 1,
+		  .max_block_ns = 500000, .selected = true },
+		{ .pid = 100, .tid = 102, .comm = "pool", .pcomm = "app", .wall_ns = 2000000,
+		  .on_ns = 10000, .wall_us = 2000, .on_us = 10, .samples = 1, .blocks = 4,
+		  .max_block_ns = 1900000, .selected = true },
+		{ .pid = 200, .tid = 200, .comm = "other", .pcomm = "other", .wall_ns = 2000000,
+		  .wall_us = 2000, .blocks = 1, .max_block_ns = 2000000, .idle = true,
+		  .selected = true },
+	};
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->info.target, sizeof(r->info.target), "pid 100 (app), pid 200 (other)");
+	snprintf(r->info.program, sizeof(r->info.program), "app");
+	r->info.start_ns = 1700000000123456789ULL;
+	r->info.window_ns = r->prof.window_ns = 2000000;
+	r->info.period_ns = r->prof.period_ns = 10101010;
+	r->info.freq_hz = 99;
+	r->cmdline = strdup("wprof record -p 100,200 -o x.wprof");
+	r->notes = strdup("wprof: frames without symbol names, by file: libx.so 3\n");
+	r->ids = true;
+	r->procs = calloc(2, sizeof(*r->procs));
+	r->procs[0] = (struct rec_proc){ .pid = 100, .cmdline = strdup("/usr/bin/app --serve") };
+	r->procs[1] = (struct rec_proc){ .pid = 200, .cmdline = strdup("other -x") };
+	r->nr_procs = 2;
+	r->prof.threads = malloc(sizeof(th));
+	memcpy(r->prof.threads, th, sizeof(th));
+	r->prof.threads[0].off_ns[WPROF_OFF_RUNQ] = 500000;
+	r->prof.threads[0].off_us[WPROF_OFF_RUNQ] = 500;
+	r->prof.threads[1].off_ns[WPROF_OFF_SLEEP] = 1990000;
+	r->prof.threads[1].off_us[WPROF_OFF_SLEEP] = 1990;
+	r->prof.threads[2].off_ns[WPROF_OFF_SLEEP] = 2000000;
+	r->prof.threads[2].off_us[WPROF_OFF_SLEEP] = 2000;
+	r->prof.nr_threads = ARRAY_SIZE(th);
+	r->prof.hists = calloc(1, sizeof(*r->prof.hists));
+	r->prof.hists[0].pid = 100;
+	r->prof.hists[0].slots[9] = 4;
+	r->prof.nr_hists = 1;
+	r->prof.frames_total = 17;
+	r->prof.frames_unnamed = 3;
+	r->prof.unw.rows = 1234;
+	r->stats[WPROF_STAT_SAMPLES] = 4;
+	r->stats[WPROF_STAT_SWITCHES] = 9;
+	r->drain.drains = 2;
+	r->drain.max_fill_pct = 7;
+	r->sym.files_failed = 1;
+	r->lines = folded__new();
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
+		struct rec_splitter sp = {};
+
+		rec_splitter__add(&sp, r->lines, lines[i], strlen(lines[i]), 0, 0, 100 * (i + 1),
+				  i + 1, 50);
+		rec_splitter__free(&sp);
+	}
+}
+
+/* What @r writes in @format (or the summary for -1), malloc'd. */
+static char *written(const struct recording *r, int format, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	int err;
+
+	if (!f)
+		return NULL;
+	if (format < 0) {
+		report__summary(r, f);
+		err = 0;
+	} else {
+		err = output__write(r, format, f);
+	}
+	fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void test_roundtrip(void)
+{
+	static const struct {
+		int format;
+		const char *name;
+	} formats[] = {
+		{ FORMAT_FOLDED, "folded" }, { FORMAT_JSON, "json" }, { FORMAT_THREADS, "threads" },
+		{ FORMAT_SVG, "svg" },       { FORMAT_PPROF, "pprof" }, { FORMAT_WPROF, "wprof" },
+		{ -1, "summary" },
+	};
+	struct recording a, b;
+	char why[256], *file;
+	size_t len;
+	int err;
+
+	make(&a);
+	file = written(&a, FORMAT_WPROF, &len);
+	CHECK(file && len > 2, "saved (%zu bytes)", len);
+	if (!file)
+		return;
+	err = recfile__parse(file, len, &b, why, sizeof(why));
+	CHECK_EQ_S64(err, 0, "read back (%s)", err ? why : "ok");
+	if (err)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		size_t la = 0, lb = 0;
+		char *x = written(&a, formats[i].format, &la), *y = written(&b, formats[i].format, &lb);
+
+		CHECK(x && y && la == lb && !memcmp(x, y, la),
+		      "%s: the read recording writes what the saved one did (%zu, %zu bytes)",
+		      formats[i].name, la, lb);
+		free(x);
+		free(y);
+	}
+	CHECK_STREQ(b.cmdline, a.cmdline, "wprof's command line kept");
+	CHECK_STREQ(recording__cmdline(&b, 200) ?: "", "other -x", "a process's command line kept");
+	recording__free(&b);
+out:
+	recording__free(&a);
+	free(file);
+}
+
+/*
+ * The bits to flip: every bit of the first 64 bytes (magic, version, the
+ * first section headers), then one bit a byte, in turn: 8 times fewer
+ * parses, where a file of a few hundred bytes has few kinds of field.
+ */
+static size_t next_bit(size_t i)
+{
+	return i < 64 * 8 ? i + 1 : i + 9;
+}
+
+/* Never a crash; a failure always says why. */
+static bool tolerated(const void *buf, size_t len, bool *ok)
+{
+	struct recording r;
+	char why[256] = "";
+	int err = recfile__parse(buf, len, &r, why, sizeof(why));
+
+	*ok = !err;
+	if (!err) {
+		size_t n = 0;
+		/* what the writers take apart was checked: they must not trip on it */
+		char *out = written(&r, FORMAT_JSON, &n);
+
+		free(out);
+		out = written(&r, FORMAT_PPROF, &n);
+		free(out);
+		recording__free(&r);
+		return true;
+	}
+	return why[0] && strcmp(why, "?") && r.lines == NULL && r.prof.threads == NULL;
+}
+
+static void test_cut_and_flipped(void)
+{
+	struct recording a;
+	size_t len, bad = 0, loaded = 0;
+	char *file;
+	bool ok;
+
+	make(&a);
+	file = written(&a, FORMAT_WPROF, &len);
+	recording__free(&a);
+	if (!CHECK(file, "saved"))
+		return;
+	for (size_t n = 0; n < len; n++) {
+		bad += !tolerated(file, n, &ok);
+		loaded += ok;
+	}
+	CHECK_EQ_U64(bad, 0, "cut at each of %zu lengths: refused with a reason", len);
+	CHECK_EQ_U64(loaded, 0, "no cut file is read as whole");
+	bad = 0;
+	for (size_t i = 0; i < len * 8; i = next_bit(i)) {
+		file[i / 8] ^= 1 << (i % 8);
+		bad += !tolerated(file, len, &ok);
+		file[i / 8] ^= 1 << (i % 8);
+	}
+	CHECK_EQ_U64(bad, 0, "bits of %zu bytes flipped: read or refused with a reason", len);
+	free(file);
+}
+
+/* The same on the uncompressed content, compressed again: past the gzip checksum. */
+static void test_content_cut_and_flipped(void)
+{
+	struct recording a;
+	size_t len, raw_len, bad = 0, loaded = 0;
+	char *file, *gz;
+	void *raw;
+	bool ok;
+
+	make(&a);
+	file = written(&a, FORMAT_WPROF, &len);
+	recording__free(&a);
+	if (!CHECK(file && !gzip__read(file, len, 1 << 20, &raw, &raw_len), "saved and inflated"))
+		return;
+	for (size_t n = 0; n < raw_len; n++) {
+		size_t gl = 0;
+		FILE *f = open_memstream(&gz, &gl);
+
+		gzip__write(raw, n, f);
+		fclose(f);
+		bad += !tolerated(gz, gl, &ok);
+		loaded += ok;
+		free(gz);
+	}
+	CHECK_EQ_U64(bad, 0, "content cut at each of %zu lengths: refused with a reason", raw_len);
+	CHECK_EQ_U64(loaded, 0, "no cut content is read as whole");
+	bad = 0;
+	for (size_t i = 0; i < raw_len * 8; i = next_bit(i)) {
+		size_t gl = 0;
+		FILE *f = open_memstream(&gz, &gl);
+
+		((char *)raw)[i / 8] ^= 1 << (i % 8);
+		gzip__write(raw, raw_len, f);
+		fclose(f);
+		((char *)raw)[i / 8] ^= 1 << (i % 8);
+		bad += !tolerated(gz, gl, &ok);
+		free(gz);
+	}
+	CHECK_EQ_U64(bad, 0, "content of %zu bytes, bits flipped: read or refused", raw_len);
+	free(raw);
+	free(file);
+}
+
+/* parse @content (gzip'd here) and return the reason given. */
+static int reason(const void *content, size_t n, char *why, size_t size)
+{
+	struct recording r;
+	char *gz = NULL;
+	size_t gl = 0;
+	FILE *f = open_memstream(&gz, &gl);
+	int err;
+
+	gzip__write(content, n, f);
+	fclose(f);
+	err = recfile__parse(gz, gl, &r, why, size);
+	free(gz);
+	if (!err)
+		recording__free(&r);
+	return err;
+}
+
+static void test_foreign_and_newer(void)
+{
+	static const char passwd[] = "root:x:0:0:root:/root:/bin/bash\n";
+	unsigned char newer[12] = "WPROFREC";
+	struct recording r;
+	char why[256];
+	int err;
+
+	err = recfile__parse(passwd, sizeof(passwd) - 1, &r, why, sizeof(why));
+	CHECK(err == -ENOMSG && strstr(why, "not a wprof recording"), "text: %s", why);
+	err = reason(passwd, sizeof(passwd) - 1, why, sizeof(why));
+	CHECK(err == -ENOMSG && !strcmp(why, "not a wprof recording"), "gzip of text: %s", why);
+	newer[8] = RECFILE_VERSION + 1;
+	err = reason(newer, sizeof(newer), why, sizeof(why));
+	CHECK(err == -EPROTONOSUPPORT && strstr(why, "is newer than this wprof"),
+	      "a newer version: %s", why);
+	err = recfile__parse("", 0, &r, why, sizeof(why));
+	CHECK(err == -ENOMSG, "an empty file: %s", why);
+}
+
+static void test_filter(void)
+{
+	struct recording r;
+	struct rec_filter f = { .thread_glob = "pool" };
+	char *text;
+	size_t len = 0;
+
+	make(&r);
+	CHECK_EQ_S64(recording__filter(&r, &f), 0, "--thread-name pool");
+	text = written(&r, FORMAT_FOLDED, &len);
+	CHECK_STREQ(text ? text : "", "off-cpu:sleep;pool;start;wait;futex_wait_[k] 300\n"
+		    "on-cpu;pool;start;idle_loop 200\n", "only the pool thread's lines");
+	CHECK_EQ_U64(r.prof.threads_left_out, 2, "two threads left out");
+	free(text);
+	recording__free(&r);
+
+	make(&r);
+	f = (struct rec_filter){ .no_idle_threads = true };
+	CHECK_EQ_S64(recording__filter(&r, &f), 0, "--no-idle-threads");
+	CHECK_EQ_U64(folded__nr(r.lines), 4, "the idle thread's line left out");
+	recording__free(&r);
+
+	make(&r);
+	f = (struct rec_filter){ .pids = (const __u32[]){ 200 }, .nr_pids = 1 };
+	CHECK_EQ_S64(recording__filter(&r, &f), 0, "-p 200");
+	CHECK_EQ_U64(folded__nr(r.lines), 1, "the one line of pid 200");
+	recording__free(&r);
+}
+
+/* Every BPF statistic has a name in the file: the enum may change order between builds. */
+static void test_stat_names(void)
+{
+	size_t unnamed = 0, wrong = 0;
+
+	for (int i = 0; i < WPROF_STAT_CNT; i++) {
+		char buf[32];
+		const char *n = stat__name(i, buf, sizeof(buf));
+
+		unnamed += !n;
+		wrong += n && stat__index(n) != i;
+	}
+	CHECK_EQ_U64(unnamed, 0, "every enum wprof_stat entry is named in statnames.c");
+	CHECK_EQ_U64(wrong, 0, "every name leads back to its statistic");
+}
+
+int main(void)
+{
+	test_stat_names();
+	test_roundtrip();
+	test_cut_and_flipped();
+	test_content_cut_and_flipped();
+	test_foreign_and_newer();
+	test_filter();
+	return unit_done();
+}
