@@ -313,9 +313,10 @@ static void print_window(const struct recording *r, FILE *f)
 
 	free(procs);
 	rec_info__date(&r->info, date, sizeof(date));
-	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu processes, %zu threads",
+	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu process%s, %zu thread%s",
 		p->window_ns / 1e9, r->info.target[0] ? r->info.target : "?", date, nr_procs,
-		(size_t)(p->nr_threads - p->threads_left_out));
+		nr_procs == 1 ? "" : "es", (size_t)(p->nr_threads - p->threads_left_out),
+		p->nr_threads - p->threads_left_out == 1 ? "" : "s");
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
@@ -427,10 +428,12 @@ void report__summary(const struct recording *r, FILE *f)
 			(unsigned long long)st[WPROF_STAT_RESUME_MISSED]);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT] ||
 	    st[WPROF_STAT_UNTRACED_RESUMED])
-		fprintf(f, "wprof: the kernel switched threads without a sched_switch event: "
-			"%llu times onto a CPU seen as the thread resumed (timed and walked there), "
-			"%llu times onto a CPU seen later (placed by the thread's runtime), %llu "
-			"times off (counted as on-CPU until seen)\n",
+		fprintf(f, "wprof: %llu switches of recorded threads came with no sched_switch "
+			"event from the kernel, and were timed otherwise: %llu as the thread got the "
+			"CPU back, %llu from its run time when next seen, %llu counted as on-CPU "
+			"until it was next seen\n",
+			(unsigned long long)(st[WPROF_STAT_UNTRACED_RESUMED] +
+					     st[WPROF_STAT_UNTRACED_IN] + st[WPROF_STAT_UNTRACED_OUT]),
 			(unsigned long long)st[WPROF_STAT_UNTRACED_RESUMED],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
