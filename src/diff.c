@@ -63,15 +63,8 @@ static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w)
 	if (ret < 0)
 		return ret;
 	if (ret == 1) {
-		if (d->nr == d->cap) {
-			size_t cap = d->cap ? 2 * d->cap : 1024;
-
-			s = realloc(d->stacks, cap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			d->stacks = s;
-			d->cap = cap;
-		}
+		if (array_reserve(&d->stacks, &d->cap, d->nr, sizeof(*d->stacks), 1024))
+			return -ENOMEM;
 		s = &d->stacks[d->nr];
 		memset(s, 0, sizeof(*s));
 		s->stack = strndup(stack, len);

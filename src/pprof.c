@@ -15,6 +15,7 @@
 #include "pprof.h"
 #include "recline.h"
 #include "strmap.h"
+#include "util.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -179,15 +180,8 @@ static __u64 location_id(struct pprof *pp, const char *s, size_t len)
 
 static int push_location(struct pprof *pp, __u64 id)
 {
-	if (pp->nr_stack == pp->cap_stack) {
-		size_t cap = pp->cap_stack ? 2 * pp->cap_stack : 256;
-		__u64 *s = realloc(pp->stack, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		pp->stack = s;
-		pp->cap_stack = cap;
-	}
+	if (array_reserve(&pp->stack, &pp->cap_stack, pp->nr_stack, sizeof(*pp->stack), 256))
+		return -ENOMEM;
 	pp->stack[pp->nr_stack++] = id;
 	return 0;
 }

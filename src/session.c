@@ -645,15 +645,8 @@ static int note_ended(struct session *s, const void *key, const void *val)
 
 	if (!t->exit_ns)
 		return 0;
-	if (e->nr == e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 256;
-		__u32 *n = realloc(e->tids, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		e->tids = n;
-		e->cap = cap;
-	}
+	if (array_reserve(&e->tids, &e->cap, e->nr, sizeof(*e->tids), 256))
+		return -ENOMEM;
 	e->tids[e->nr++] = *(const __u32 *)key;
 	return 0;
 }
@@ -733,13 +726,8 @@ static void prune_targets(struct session *s)
 		key = next;
 		if (!kill(key, 0) || errno != ESRCH)
 			continue;
-		if (nr == cap) {
-			__u32 *n = realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*n));
-
-			if (!n)
-				break;
-			gone = n;
-		}
+		if (array_reserve(&gone, &cap, nr, sizeof(*gone), 64))
+			break;
 		gone[nr++] = key;
 	}
 	for (size_t i = 0; i < nr; i++)

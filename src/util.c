@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,4 +250,22 @@ int read_small_file(const char *path, char *buf, size_t size)
 		return err;
 	buf[n] = '\0';
 	return n;
+}
+
+int array_reserve(void *arr, size_t *cap, size_t nr, size_t size, size_t first)
+{
+	size_t ncap = *cap ? 2 * *cap : first;
+	void *old, *n;
+
+	if (nr < *cap)
+		return 0;
+	if (!size || ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	memcpy(&old, arr, sizeof(old));
+	n = realloc(old, ncap * size);
+	if (!n)
+		return -ENOMEM;
+	memcpy(arr, &n, sizeof(n));
+	*cap = ncap;
+	return 0;
 }

@@ -55,6 +55,14 @@ int round_ns_to_us(const __u64 *ns, size_t n, __u64 *us);
 
 __u64 now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
 
+/*
+ * Room for one more element in the array *@arr (a pointer to the array's
+ * pointer) of @nr elements of @size bytes, *@cap of them allocated: its
+ * capacity doubles when full, @first at first. 0, or -ENOMEM with the array
+ * as it was.
+ */
+int array_reserve(void *arr, size_t *cap, size_t nr, size_t size, size_t first);
+
 /* Read a small /proc file into buf (NUL-terminated). Bytes read or -errno. */
 int read_small_file(const char *path, char *buf, size_t size);
 

@@ -3,8 +3,11 @@
  * The roundings that make a thread's lines add up: apportion() splits a
  * thread's on-CPU time by samples, round_ns_to_us() rounds its off-CPU lines.
  * Both must sum exactly, stay within one unit of the exact share, and give
- * the units left over to the largest remainders.
+ * the units left over to the largest remainders. And array_reserve(), the
+ * growth of the arrays they and the writers fill.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "unit.h"
@@ -111,10 +114,36 @@ static void test_round_us(void)
 	}
 }
 
+static void test_array_reserve(void)
+{
+	__u32 *a = NULL;
+	size_t cap = 0, nr = 0;
+	bool ok = true;
+
+	for (__u32 i = 0; i < 1000; i++) {
+		if (array_reserve(&a, &cap, nr, sizeof(*a), 4)) {
+			ok = false;
+			break;
+		}
+		a[nr++] = i;
+	}
+	CHECK(ok, "1000 appends get room");
+	CHECK_EQ_U64(cap, 1024, "capacity doubles from 4");
+	for (size_t i = 0; ok && i < nr; i++)
+		ok = a[i] == i;
+	CHECK(ok, "the elements survive each growth");
+	CHECK(!array_reserve(&a, &cap, 5, sizeof(*a), 4) && cap == 1024,
+	      "no growth while there is room");
+	CHECK(array_reserve(&a, &cap, cap, SIZE_MAX / 2, 4) == -ENOMEM && cap == 1024,
+	      "an overflowing size is -ENOMEM, the array as it was");
+	free(a);
+}
+
 int main(void)
 {
 	test_apportion_cases();
 	test_apportion_random();
 	test_round_us();
+	test_array_reserve();
 	return unit_done();
 }
