@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "profile.h"
 
 bool profile__selects(const struct thread_acct *t, const char *thread_glob, const char *comm_glob,
@@ -45,6 +46,7 @@ static int cmp_wall_desc(const void *a, const void *b)
 size_t profile__processes(const struct profile *p, struct thread_acct **out)
 {
 	struct thread_acct *procs = calloc(p->nr_threads + 1, sizeof(*procs));
+	struct hmap by_pid = {}; /* pid -> its row: -a sees thousands of processes */
 	size_t nr = 0;
 
 	*out = procs;
@@ -52,15 +54,19 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 		return 0;
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct thread_acct *t = &p->threads[i];
-		struct thread_acct *pr = NULL;
+		struct thread_acct *pr;
+		void *old;
 
 		if (!t->selected)
 			continue;
-		for (size_t j = 0; j < nr && !pr; j++)
-			if (procs[j].pid == t->pid)
-				pr = &procs[j];
+		pr = hmap__get(&by_pid, t->pid, 0);
 		if (!pr) {
-			pr = &procs[nr++];
+			pr = &procs[nr];
+			if (hmap__put(&by_pid, t->pid, 0, pr, &old)) {
+				nr = 0;
+				break;
+			}
+			nr++;
 			pr->pid = pr->tid = t->pid;
 			memcpy(pr->comm, t->pcomm, sizeof(pr->comm));
 			pr->selected = true;
@@ -78,6 +84,7 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 			pr->off_us[k] += t->off_us[k];
 		}
 	}
+	hmap__clear(&by_pid);
 	qsort(procs, nr, sizeof(*procs), cmp_wall_desc);
 	return nr;
 }

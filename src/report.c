@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "report.h"
 #include "perfmap.h"
 #include "util.h"
@@ -217,13 +218,28 @@ static int cmp_busy(const void *a, const void *b)
 	return x->acct->wall_ns > y->acct->wall_ns ? -1 : x->acct->wall_ns < y->acct->wall_ns;
 }
 
-static void sum_busy(const struct profile *p, struct busy *b)
+/*
+ * Add each selected thread to its process's entry of @busy (@nr of them):
+ * one pass over the threads, the entries found by pid (-a sees thousands of
+ * processes). -ENOMEM, or 0.
+ */
+static int sum_busy(const struct profile *p, struct busy *busy, size_t nr)
 {
+	struct hmap by_pid = {};
+	void *old;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (hmap__put(&by_pid, busy[i].pid, 0, &busy[i], &old)) {
+			hmap__clear(&by_pid);
+			return -ENOMEM;
+		}
+	}
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct thread_acct *t = &p->threads[i];
 		bool asleep = profile__asleep(t);
+		struct busy *b = t->selected ? hmap__get(&by_pid, t->pid, 0) : NULL;
 
-		if (t->pid != b->pid || !t->selected)
+		if (!b)
 			continue;
 		b->threads++;
 		b->asleep += asleep;
@@ -233,6 +249,8 @@ static void sum_busy(const struct profile *p, struct busy *b)
 		b->disk_ns += t->off_ns[WPROF_OFF_DISK];
 		b->sleep_ns += t->off_ns[WPROF_OFF_SLEEP];
 	}
+	hmap__clear(&by_pid);
+	return 0;
 }
 
 /* What to call a process: enough of its command line to tell it apart, else its name. */
@@ -269,7 +287,10 @@ static void print_processes(const struct recording *r, FILE *f)
 	for (size_t i = 0; i < nr_procs && busy; i++) {
 		busy[i].pid = procs[i].pid;
 		busy[i].acct = &procs[i];
-		sum_busy(p, &busy[i]);
+	}
+	if (busy && sum_busy(p, busy, nr_procs)) {
+		free(busy);
+		busy = NULL;
 	}
 	if (busy)
 		qsort(busy, nr_procs, sizeof(*busy), cmp_busy);
