@@ -48,6 +48,8 @@ const volatile bool end_iter __weak = false;
 const volatile bool check_deferred __weak = false;
 /* --stats: time each kind of switch (on a sample of the switches: TIMED_EVERY) */
 const volatile bool time_kinds __weak = false;
+/* switches are timed by the stamp of tp_sched_entry (bpf/sched.bpf.c: switch_time()) */
+const volatile bool entry_stamp __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*

@@ -351,24 +351,31 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 }
 
 /*
- * When a switch happens: when __schedule() starts. The scheduler ends prev's
- * run and starts next's there (it reads its clock then), and so does wprof.
- * The time our sched_switch program runs is later by what ran before it on
- * the tracepoint, and unevenly so: another profiler attached earlier walks
- * the stacks of its own targets as they leave the CPU, so a thread that
- * comes on after one of them is seen several microseconds late, and one
- * that leaves before one of them is not. That moved 3 us of every run of
- * such a thread from on-CPU to run-queue time (-11% on-CPU at 30 us runs).
+ * When a switch happens. The scheduler ends prev's run and starts next's
+ * when __schedule() starts (it reads its clock then); our sched_switch
+ * program runs later, by the time __schedule() takes to pick next and by
+ * whatever runs on the tracepoint before it. The first part is about the
+ * same at a thread's switch-in as at its switch-out: it cancels out of the
+ * thread's run and wait times. The second need not: another profiler
+ * attached earlier walks the stacks of its own targets as they leave the
+ * CPU, so a thread that comes on after one of them is seen several
+ * microseconds late, and one that leaves before one of them is not. That
+ * moved 3 us of every run of such a thread from on-CPU to run-queue time
+ * (-11% on-CPU at 30 us runs).
+ *
+ * So when user space finds other BPF programs on sched_switch at the start
+ * (src/session.c: choose_switch_time()), entry_stamp is set:
  * sched_entry_tp (6.16+), the first thing __schedule() does, stamps the
- * time on its CPU; the sched_switch of the same call reads it: __schedule()
- * does not nest, and every call fires sched_entry_tp before sched_switch.
- * The stamp is taken by the one sched_switch that reads it, so no clock
- * read is needed here to tell it is this call's: a __schedule() that
- * switches nothing leaves its stamp for the next one to overwrite. Where
- * there is none (older kernels; a CPU that has not entered __schedule()
+ * time on its CPU, and the sched_switch of the same call reads it:
+ * __schedule() does not nest, and every call fires sched_entry_tp before
+ * sched_switch. The stamp is taken by the one sched_switch that reads it,
+ * so no clock read is needed here to tell it is this call's: a
+ * __schedule() that switches nothing leaves its stamp for the next one to
+ * overwrite. Where there is none (a CPU that has not entered __schedule()
  * since the program was attached), or once the window has closed (the
  * programs are then detached, sched_entry_tp maybe first, and a stamp left
- * would stay stale), the switch is timed here.
+ * would stay stale), the switch is timed here. Without other programs the
+ * stamp is not worth its cost: a program run at every __schedule().
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -382,6 +389,8 @@ static __always_inline __u64 switch_time(void)
 	__u64 *entry, ts;
 	__u32 zero = 0;
 
+	if (!entry_stamp)
+		return bpf_ktime_get_ns();
 	entry = bpf_map_lookup_elem(&sched_entry_ns, &zero);
 	if (!entry)
 		return bpf_ktime_get_ns();

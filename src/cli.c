@@ -261,6 +261,28 @@ static int attach_env(struct record_opts *opts)
 	return -EINVAL;
 }
 
+/*
+ * WPROF_SWITCH_TIME=entry times every switch at the entry of __schedule(),
+ * =switch where wprof's sched_switch program runs; "auto" or unset: at the
+ * entry only when another BPF program on sched_switch runs before wprof's.
+ */
+static int switch_time_env(struct record_opts *opts)
+{
+	const char *v = getenv("WPROF_SWITCH_TIME");
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		opts->switch_time = SWITCH_TIME_AUTO;
+	else if (!strcmp(v, "entry"))
+		opts->switch_time = SWITCH_TIME_ENTRY;
+	else if (!strcmp(v, "switch"))
+		opts->switch_time = SWITCH_TIME_HANDLER;
+	else {
+		pr_err("WPROF_SWITCH_TIME='%s' is not known; use entry, switch or auto", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 {
 	int c, nr_modes = 0;
@@ -395,7 +417,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	}
 	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
 		return -EINVAL;
-	if (attach_env(opts))
+	if (attach_env(opts) || switch_time_env(opts))
 		return -EINVAL;
 	if (optind < argc) {
 		nr_modes++;

@@ -17,6 +17,14 @@ enum output_format {
 	FORMAT_WPROF, /* the recording itself, for wprof report (recfile.c) */
 };
 
+/*
+ * Where a context switch is timed (WPROF_SWITCH_TIME): at the entry of
+ * __schedule() (a program on sched_entry_tp stamps it), or where wprof's
+ * sched_switch program runs. Auto: at the entry when another BPF program on
+ * sched_switch runs before wprof's (see bpf/sched.bpf.c, switch_time()).
+ */
+enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
+
 /* -o may be given this many times, each file in its own format. */
 #define MAX_OUTPUTS 8
 
@@ -52,6 +60,7 @@ struct record_opts {
 	bool no_states;
 	bool bpf_stats;
 	bool raw_tp; /* WPROF_ATTACH=raw_tp: the fallback programs, as on kernels without tp_btf */
+	enum switch_time switch_time; /* WPROF_SWITCH_TIME */
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

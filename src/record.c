@@ -551,6 +551,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1, .argc = argc,
 			      .argv = argv };
 	sigset_t mask, oldmask;
+	char timing[256];
 	const char *why;
 	int err, code = 0;
 
@@ -638,6 +639,8 @@ int cmd_record(int argc, char **argv)
 	err = session__start(r.session);
 	if (err)
 		goto out;
+	if (session__switch_timing(r.session, timing, sizeof(timing)))
+		pr_info("%s", timing);
 	pr_info("recording with %s sched events and %llu Hz cpu-clock samples; Ctrl-C stops",
 		session__attach_kind(r.session), (unsigned long long)r.opts.freq_hz);
 	if (r.opts.cmd) {

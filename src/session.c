@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "session.h"
+#include "tphooks.h"
 #include "store.h"
 #include "util.h"
 #include "wprof.skel.h"
@@ -26,6 +27,9 @@ struct session {
 	struct wprof_bpf *skel;
 	bool raw_tp;
 	bool snapshot; /* the start-edge task iterator loaded */
+	bool want_entry; /* switches are to be timed at __schedule() entry ... */
+	bool entry_stamp; /* ... and are: sched_entry_tp is there and its program loaded */
+	char entry_why[160]; /* why they are, for the start line */
 	struct bpf_link **links; /* perf event links, one per online CPU */
 	int *pfds;
 	int nr_links;
@@ -185,8 +189,9 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	 */
 	skel->rodata->resume_walk = !raw_tp && snapshot && o->user_stacks &&
 				    has_tracepoint(o->btf_path, "sched_exit_tp");
-	set_autoload(skel, raw_tp, snapshot, has_tracepoint(o->btf_path, "sched_entry_tp"),
-		     skel->rodata->resume_walk);
+	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
+				    has_tracepoint(o->btf_path, "sched_entry_tp");
+	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp, skel->rodata->resume_walk);
 	err = wprof_bpf__load(skel);
 	if (!err)
 		err = set_active(skel->maps.counts, skel->maps.counts_b);
@@ -199,6 +204,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	s->counts_spare_a = s->wakes_spare_a = true;
 	s->skel = skel;
 	s->raw_tp = raw_tp;
+	s->entry_stamp = skel->rodata->entry_stamp;
 	s->snapshot = snapshot;
 	return 0;
 }
@@ -243,6 +249,42 @@ int session__unwind_maps(struct session *s, struct wprof_unwind_row **rows, __u3
 	return s->rows ? 0 : -ENOENT;
 }
 
+/*
+ * Whether to time switches at the entry of __schedule() (see switch_time()
+ * in bpf/sched.bpf.c). The stamp costs a program run at every __schedule(),
+ * as much as a third of the BPF time of a switch. It buys accuracy only when
+ * something runs on sched_switch before wprof's program and takes longer for
+ * some switches than for others: another profiler that walks the stacks of
+ * its own targets as they leave the CPU delays the switch-ins that follow
+ * them and not the rest, moving run time into run-queue time for the threads
+ * that come on after its targets. Handlers attached after wprof's run after
+ * it; so the BPF programs found on sched_switch now decide, unless
+ * WPROF_SWITCH_TIME does.
+ */
+static void choose_switch_time(struct session *s)
+{
+	struct tphooks hooks;
+	int err;
+
+	if (s->opts->switch_time != SWITCH_TIME_AUTO) {
+		s->want_entry = s->opts->switch_time == SWITCH_TIME_ENTRY;
+		snprintf(s->entry_why, sizeof(s->entry_why), "WPROF_SWITCH_TIME=entry");
+		return;
+	}
+	err = tphooks__find("sched_switch", &hooks);
+	if (err) {
+		/* not knowing what runs before wprof's program: the safe side */
+		s->want_entry = true;
+		snprintf(s->entry_why, sizeof(s->entry_why),
+			 "the BPF programs on sched_switch could not be listed: %s", strerror(-err));
+		return;
+	}
+	s->want_entry = hooks.nr > 0;
+	snprintf(s->entry_why, sizeof(s->entry_why), "%zu other BPF program%s on sched_switch "
+		 "run%s before wprof's: %s%s", hooks.nr, hooks.nr == 1 ? "" : "s",
+		 hooks.nr == 1 ? "s" : "", hooks.first, hooks.nr > 1 ? ", ..." : "");
+}
+
 int session__open(const struct record_opts *opts, size_t unwind_rows, struct session **out)
 {
 	struct session *s;
@@ -264,6 +306,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	s->opts = opts;
 	s->stats_fd = -1;
 	s->max_rows = rows_capacity(unwind_rows);
+	choose_switch_time(s);
 	/*
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
@@ -538,6 +581,20 @@ __u64 session__window_end_ns(const struct session *s)
 const char *session__attach_kind(const struct session *s)
 {
 	return s->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+const char *session__switch_timing(const struct session *s, char *buf, size_t size)
+{
+	if (s->entry_stamp)
+		snprintf(buf, size, "switches are timed where __schedule() starts (%s)",
+			 s->entry_why);
+	else if (s->want_entry && !s->raw_tp)
+		snprintf(buf, size, "switches are timed by wprof's sched_switch program, late by "
+			 "what runs there before it (%s; this kernel has no sched_entry_tp)",
+			 s->entry_why);
+	else
+		return NULL;
+	return buf;
 }
 
 /*
@@ -900,6 +957,7 @@ void session__print_prog_stats(struct session *s, FILE *f)
 	__u64 switches = 0, switch_ns = 0;
 	struct bpf_program *prog;
 	struct rusage ru;
+	char progs[128] = "";
 
 	bpf_object__for_each_program(prog, s->skel->obj) {
 		struct bpf_prog_info info = {};
@@ -912,17 +970,19 @@ void session__print_prog_stats(struct session *s, FILE *f)
 		fprintf(f, "wprof: bpf %-16s %10llu runs %12llu ns total %8.0f ns/run\n", name,
 			(unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
 			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
-		/* every context switch runs these three (the last two where loaded) */
+		/* every context switch runs these (the last two where loaded) */
 		if (!strcmp(name, "tp_switch") || !strcmp(name, "raw_switch"))
 			switches = info.run_cnt;
 		if (!strcmp(name, "tp_switch") || !strcmp(name, "raw_switch") ||
-		    !strcmp(name, "tp_sched_entry") || !strcmp(name, "tp_sched_exit"))
+		    !strcmp(name, "tp_sched_entry") || !strcmp(name, "tp_sched_exit")) {
 			switch_ns += info.run_time_ns;
+			snprintf(progs + strlen(progs), sizeof(progs) - strlen(progs), "%s%s",
+				 progs[0] ? " + " : "", name);
+		}
 	}
 	if (switches)
-		fprintf(f, "wprof: bpf per context switch %8.0f ns (sched_entry_tp, sched_switch "
-			"and sched_exit_tp programs, over %llu switches)\n",
-			(double)switch_ns / switches, (unsigned long long)switches);
+		fprintf(f, "wprof: bpf per context switch %8.0f ns (%s, over %llu switches)\n",
+			(double)switch_ns / switches, progs, (unsigned long long)switches);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		fprintf(f, "wprof: peak RSS %ld KiB\n", ru.ru_maxrss);
 }

@@ -38,6 +38,12 @@ void session__stop(struct session *s);
 __u64 session__window_start_ns(const struct session *s);
 __u64 session__window_end_ns(const struct session *s);
 const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_tp" */
+/*
+ * Where switches are timed, in a sentence in @buf, when not where wprof's
+ * sched_switch program runs by choice (WPROF_SWITCH_TIME, other programs on
+ * sched_switch); else NULL.
+ */
+const char *session__switch_timing(const struct session *s, char *buf, size_t size);
 
 /*
  * Take what the maps hold into user space (see session.c): done every second
