@@ -147,41 +147,47 @@ struct wprof_interval {
 /* Log2 histogram of block durations: bucket k holds [2^k, 2^(k+1)) us. */
 #define WPROF_HIST_SLOTS 32
 
-/* Per-thread bookkeeping, kept until the end of the recording. */
+/*
+ * Per-thread bookkeeping, kept until the end of the recording. Ordered for
+ * the cache: what every switch of the thread reads or writes is in its first
+ * 224 bytes (and one word of hist), the rest after. A map's values are not
+ * aligned to cache lines, so the offsets below are a guide, not a promise.
+ */
 struct wprof_thread {
 	__u32 pid;
 	__u32 tid;
-	__u64 first_ns;  /* first seen inside the window */
-	__u64 exit_ns;   /* 0 while alive */
-	__u64 on_ns;     /* exact on-CPU time, from switch events */
+	__u32 off_state;      /* enum wprof_state of the current interval */
+	__u32 walk;           /* WPROF_WALK_* of the current interval */
 	__u64 oncpu_since_ns; /* 0 while off-CPU */
 	__u64 off_since_ns;   /* 0 while on-CPU */
 	__u64 wake_ns;        /* wakeup time of the current off-CPU interval */
+	__u64 on_ns;          /* exact on-CPU time, from switch events */
 	__u64 ustack_id;      /* stacks the thread left the CPU with */
 	__u64 kstack_id;
-	__u32 off_state;      /* enum wprof_state of the current interval */
-	__u32 start_id;       /* of the task: see struct wprof_key */
-	/* exact totals, whatever the stack maps and filters keep */
-	__u64 off_ns[WPROF_STATE_CNT];
-	__u64 blocks;       /* intervals in SLEEP or DISK */
-	__u64 max_block_ns; /* longest of them (blocked part) */
-	/* --wakers: who woke the current interval */
-	__u64 waker_ustack_id, waker_kstack_id;
-	__u32 waker_pid;
-	__u32 walk;          /* WPROF_WALK_* of the current interval */
-	char waker_comm[WPROF_COMM_LEN];
-	char comm[WPROF_COMM_LEN];
-	/* parts of closed intervals that passed the filters, walked or not */
-	__u64 kept_ns[WPROF_STATE_CNT];
-	__u64 lost_ns;       /* walked parts a full map had no room for */
-	/* a closed, walked interval whose user stack is walked as the thread resumes */
-	struct wprof_interval pend;
-	/* the window's end: stacks of the interval open since end_gen (off_since_ns) */
-	__u64 end_gen, end_ustack_id, end_kstack_id;
+	__u64 exit_ns;        /* 0 while alive */
 	/* its run-queue wait in all as it left the CPU (sched_info.run_delay) */
 	__u64 run_delay_out;
+	__u64 blocks;         /* intervals in SLEEP or DISK */
+	__u64 max_block_ns;   /* longest of them (blocked part) */
+	/* exact totals, whatever the stack maps and filters keep */
+	__u64 off_ns[WPROF_STATE_CNT];
+	/* a closed, walked interval whose user stack is walked as the thread resumes */
+	struct wprof_interval pend;
+	/* --wakers: who woke the current interval */
+	__u64 waker_ustack_id, waker_kstack_id;
+	/* parts of closed intervals that passed the filters, walked or not */
+	__u64 kept_ns[WPROF_STATE_CNT];
+	__u32 waker_pid;
+	__u32 start_id;       /* of the task: see struct wprof_key */
+	__u64 lost_ns;        /* walked parts a full map had no room for */
+	__u64 first_ns;       /* first seen inside the window */
+	/* the window's end: stacks of the interval open since end_gen (off_since_ns) */
+	__u64 end_gen;
 	/* its blocks (blocked parts) by length; summed per process by user space */
 	__u32 hist[WPROF_HIST_SLOTS];
+	__u64 end_ustack_id, end_kstack_id;
+	char waker_comm[WPROF_COMM_LEN];
+	char comm[WPROF_COMM_LEN];
 };
 
 /* wprof_thread.walk: what is known of the current off-CPU interval's stacks */
