@@ -37,6 +37,12 @@ const volatile __u64 walk_tau_ns __weak = 0;
  */
 const volatile bool resume_walk __weak = false;
 /*
+ * ... and it is done by a BPF task work (6.18+) the switch-in schedules for
+ * the walked intervals alone, not by a program on sched_exit_tp at every
+ * switch (bpf/sched.bpf.c: resume_work_run()).
+ */
+const volatile bool resume_task_work __weak = false;
+/*
  * The window-end iterator runs (snapshot_end): it takes each live thread's
  * name then, so switches need not copy it.
  */
@@ -190,7 +196,8 @@ const volatile bool cfi_walk __weak = true;
  * Scratch space for one stack walk. One slot per context that can walk a
  * stack, because a sample (hrtimer interrupt) can land while a wakeup program
  * runs on the same CPU. sched_switch runs with interrupts off,
- * sched_exit_tp (SCRATCH_RESUME) with them on and preemption off.
+ * sched_exit_tp (SCRATCH_RESUME) with them on and preemption off, and so
+ * does the resume task work, which turns preemption off for its walk.
  */
 enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_RESUME, SCRATCH_CNT };
 struct {

@@ -85,6 +85,113 @@ static __always_inline void resume_expect(__u32 tid, bool walk)
 }
 
 /*
+ * The resume walk as a BPF task work (6.18+): scheduled by the switch-in of
+ * a walked interval whose user stack is left to its resume, for that thread,
+ * it runs in the thread's own context as it next leaves the kernel for user
+ * mode, before any user code. Its user registers and stack are then still the
+ * ones it left the CPU with (stack_holds()), however many times it blocked
+ * and ran in the kernel meanwhile. Only walked intervals pay for it, where a
+ * program on sched_exit_tp runs at every switch.
+ *
+ * The kernel adds the work to the thread from an irq_work raised on this CPU
+ * (interrupts are off here), which runs as soon as they are on again: as the
+ * thread finishes its switch-in, before it can leave the kernel. Should the
+ * thread still reach user mode first, its registers tell: the work compares
+ * them with the ones saved here and drops the interval's user stack
+ * (counted: resume_missed) rather than walk another one.
+ */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+struct resume_work {
+	struct bpf_task_work tw;
+	__u64 ip, sp; /* the thread's user registers as the interval closed */
+};
+
+/*
+ * By tid; sized like `threads` by user space. resume_task_work is set only
+ * where the kernel has the kfunc: elsewhere its calls are dead code.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct resume_work);
+} resume_works SEC(".maps");
+
+static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *w)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wprof_thread *th;
+	struct pt_regs *regs;
+	__u64 t0 = 0, ustack;
+	__u32 tid;
+
+	if (!key || !w)
+		return 0;
+	tid = *key;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !th->pend.start || task->pid != tid)
+		return 0;
+	/* per-CPU scratch and counters: nothing else may run on this CPU meanwhile */
+	bpf_preempt_disable();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs || regs->ip != w->ip || regs->sp != w->sp) {
+		stat_add(WPROF_STAT_RESUME_MISSED, 1);
+		drop_pending(th);
+		bpf_preempt_enable();
+		return 0;
+	}
+	if (time_kinds)
+		t0 = bpf_ktime_get_ns();
+	ustack = task->mm ? cfi_user_stack(SCRATCH_RESUME, regs->ip, regs->sp, regs->bp) : 0;
+	if (check_deferred) {
+		stat_add(WPROF_STAT_CHECKED, 1);
+		if (ustack != th->ustack_id)
+			stat_add(WPROF_STAT_CHECK_DIFFERED, 1);
+	}
+	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
+	stat_add(WPROF_STAT_SW_RESUMED, 1);
+	if (time_kinds)
+		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
+	bpf_preempt_enable();
+	return 0;
+}
+
+/* Have the thread `task` walk its pending interval's user stack as it leaves the kernel. */
+static __always_inline void resume_work_schedule(struct wprof_thread *th, struct task_struct *task)
+{
+	struct resume_work *w, blank = {};
+	__u32 tid = th->tid;
+	struct pt_regs *regs;
+	long err;
+
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w = bpf_map_lookup_elem(&resume_works, &tid);
+	if (!w) {
+		bpf_map_update_elem(&resume_works, &tid, &blank, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&resume_works, &tid);
+	}
+	if (!w || !regs) {
+		stat_add(WPROF_STAT_RESUME_MISSED, 1);
+		drop_pending(th);
+		return;
+	}
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	err = bpf_task_work_schedule_resume_impl(task, &w->tw, &resume_works,
+						 (bpf_task_work_callback_t)resume_work_run, NULL);
+	/* -EBUSY: scheduled already, not run yet: it will walk this one */
+	if (err && err != -16) {
+		stat_add(WPROF_STAT_RESUME_MISSED, 1);
+		drop_pending(th);
+	}
+}
+
+/*
  * Close the thread's off-CPU interval at `now`: a blocked interval is split
  * at its wakeup into the blocked part and the wait for a CPU after it. The
  * thread's own totals are exact; the stacks get what passes the filters, if
@@ -158,7 +265,10 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		add_interval(th, &iv, 0);
 		return;
 	}
-	/* walked by tp_sched_exit(), in the thread's context, as it gets the CPU */
+	/*
+	 * walked in the thread's context: by tp_sched_exit() as it gets the CPU,
+	 * or by its resume task work as it leaves the kernel
+	 */
 	if (th->pend.start)
 		drop_pending(th);
 	th->pend.weight = iv.weight;
@@ -167,6 +277,8 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 	th->pend.ns[0] = iv.ns[0];
 	th->pend.ns[1] = iv.ns[1];
 	__sync_lock_test_and_set(&th->pend.start, start);
+	if (resume_task_work)
+		resume_work_schedule(th, task);
 }
 
 /* On-CPU time in the window. */
@@ -211,9 +323,9 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
  * The stacks of the interval that starts. The kernel stack is walked when
  * the thread gets a CPU again, if the interval is walked (walk_weight()):
  * it cannot change before. So can the user stack, where stack_holds(): then
- * the walk happens in the thread's own context just after its switch-in, at
- * sched_exit_tp (tp_sched_exit()). Else it is walked now. Returns the kind of
- * switch (WPROF_STAT_SW_*).
+ * the walk happens in the thread's own context as it resumes: by its resume
+ * task work (resume_work_run()) or at sched_exit_tp (tp_sched_exit()). Else
+ * it is walked now. Returns the kind of switch (WPROF_STAT_SW_*).
  */
 static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, bool typed,
 					   unsigned int state)
@@ -221,8 +333,12 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 	bool runnable = th->off_state == WPROF_OFF_RUNQ;
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	/* the resume that should have walked it was not seen: it ran since */
-	if (th->pend.start)
+	/*
+	 * The resume that should have walked it was not seen: it ran since. Not
+	 * so with the task work, which walks as the thread leaves the kernel,
+	 * however often it left the CPU in there before.
+	 */
+	if (th->pend.start && !resume_task_work)
 		drop_pending(th);
 	th->walk = 0;
 	th->ustack_id = 0;
@@ -291,6 +407,8 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		th->exit_ns = now;
 		th->off_since_ns = 0;
 		drop_pending(th);
+		if (resume_task_work)
+			bpf_map_delete_elem(&resume_works, &tid);
 		return WPROF_STAT_SW_KTHREAD;
 	}
 	stat_add(WPROF_STAT_SWITCHES, 1);
@@ -346,7 +464,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	}
 	th->oncpu_since_ns = now;
 	/* a pending interval has only just been set: it is this one */
-	if (typed && resume_walk)
+	if (typed && resume_walk && !resume_task_work)
 		resume_expect(tid, th->pend.start != 0);
 }
 
@@ -406,9 +524,37 @@ static __always_inline __u64 switch_time(void)
  * random, and counts that one TIMED_EVERY times: each kind's total is then
  * estimated without bias, and the clock reads that time it (each as long as
  * a switch's cheapest parts) are not paid at every switch. Random, not every
- * n-th: switches come in patterns (two threads taking turns on a CPU).
+ * n-th: switches come in patterns (two threads taking turns on a CPU). The
+ * draw is a per-CPU xorshift, not a helper call: it is made at every switch.
  */
-#define TIMED_EVERY 16
+#define TIMED_EVERY 64
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} timing_draw SEC(".maps");
+
+static __always_inline bool timed_switch(void)
+{
+	__u32 zero = 0;
+	__u64 *state, x;
+
+	if (!time_kinds)
+		return false;
+	state = bpf_map_lookup_elem(&timing_draw, &zero);
+	if (!state)
+		return false;
+	x = *state;
+	if (!x)
+		x = bpf_get_prandom_u32() | 1ULL << 32;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x % TIMED_EVERY == 0;
+}
 
 /* `typed`: prev and next are BTF pointers (tp_btf), usable with task helpers */
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -416,7 +562,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 {
 	bool out = is_target(TASK_READ(prev, tgid, typed), TASK_READ(prev, pid, typed));
 	bool in = is_target(TASK_READ(next, tgid, typed), TASK_READ(next, pid, typed));
-	bool timed = time_kinds && !(bpf_get_prandom_u32() % TIMED_EVERY);
+	bool timed = timed_switch();
 	__u64 now, t0 = 0, t1 = 0;
 	__u32 kind = WPROF_STAT_SW_OTHER;
 

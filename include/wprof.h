@@ -252,7 +252,12 @@ enum wprof_stat {
 	WPROF_STAT_IV_SKIPPED,     /* shorter, not walked: their time weighs on the walked */
 	WPROF_STAT_USER_LATE,      /* user stacks walked as the thread resumed (or window end) */
 	WPROF_STAT_USER_LOST,      /* walked intervals whose user stack could not be walked */
-	WPROF_STAT_RESUME_MISSED,  /* a CPU resumed another thread than the one it switched to */
+	/*
+	 * a CPU resumed another thread than the one it switched to, or a resume
+	 * task work could not be scheduled or found the thread's user registers
+	 * changed
+	 */
+	WPROF_STAT_RESUME_MISSED,
 	WPROF_STAT_UNTRACED_RESUMED, /* a thread got a CPU without a sched_switch event: seen resuming */
 	WPROF_STAT_CHECKED,        /* --check-deferred: user stacks walked at switch-out and resume */
 	WPROF_STAT_CHECK_DIFFERED, /* ... where the two walks differ */

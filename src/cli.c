@@ -283,6 +283,24 @@ static int switch_time_env(struct record_opts *opts)
 	return 0;
 }
 
+/* WPROF_RESUME_WALK=task_work|exit|auto: see enum resume_walk */
+static int resume_walk_env(struct record_opts *opts)
+{
+	const char *v = getenv("WPROF_RESUME_WALK");
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		opts->resume_walk = RESUME_WALK_AUTO;
+	else if (!strcmp(v, "task_work"))
+		opts->resume_walk = RESUME_WALK_TASK_WORK;
+	else if (!strcmp(v, "exit"))
+		opts->resume_walk = RESUME_WALK_EXIT;
+	else {
+		pr_err("WPROF_RESUME_WALK='%s' is not known; use task_work, exit or auto", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 {
 	int c, nr_modes = 0;
@@ -417,7 +435,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	}
 	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
 		return -EINVAL;
-	if (attach_env(opts) || switch_time_env(opts))
+	if (attach_env(opts) || switch_time_env(opts) || resume_walk_env(opts))
 		return -EINVAL;
 	if (optind < argc) {
 		nr_modes++;

@@ -25,6 +25,14 @@ enum output_format {
  */
 enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
 
+/*
+ * What walks a user stack left to its thread's resume (WPROF_RESUME_WALK):
+ * a BPF task work scheduled for the walked intervals alone (6.18+), or a
+ * program on sched_exit_tp (6.16+) that runs at every switch. Auto: the
+ * task work where the kernel has it.
+ */
+enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
+
 /* -o may be given this many times, each file in its own format. */
 #define MAX_OUTPUTS 8
 
@@ -61,6 +69,7 @@ struct record_opts {
 	bool bpf_stats;
 	bool raw_tp; /* WPROF_ATTACH=raw_tp: the fallback programs, as on kernels without tp_btf */
 	enum switch_time switch_time; /* WPROF_SWITCH_TIME */
+	enum resume_walk resume_walk; /* WPROF_RESUME_WALK */
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

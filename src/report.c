@@ -197,7 +197,7 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 		ns += t;
 	}
 	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
-		"the ns timed on one switch in 16)\n",
+		"the ns timed on one switch in 64)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 }
 
@@ -444,8 +444,9 @@ void report__summary(const struct recording *r, FILE *f)
 			(unsigned long long)st[WPROF_STAT_CHECKED],
 			(unsigned long long)st[WPROF_STAT_CHECK_DIFFERED]);
 	if (st[WPROF_STAT_RESUME_MISSED])
-		fprintf(f, "wprof: %llu times a CPU did not resume the thread it switched to "
-			"(their user stacks are counted as unwalkable)\n",
+		fprintf(f, "wprof: %llu times a thread's user stack could not be walked as it "
+			"resumed: the CPU resumed another thread, or the thread had left the "
+			"kernel first (counted as unwalkable)\n",
 			(unsigned long long)st[WPROF_STAT_RESUME_MISSED]);
 	if (st[WPROF_STAT_UNTRACED_IN] || st[WPROF_STAT_UNTRACED_OUT] ||
 	    st[WPROF_STAT_UNTRACED_RESUMED])

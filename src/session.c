@@ -94,18 +94,34 @@ static int check_btf(const char *path)
  * switches, and sched_exit_tp, where a thread's user stack is walked as it
  * resumes (see bpf/sched.bpf.c), are in 6.16 and later.
  */
-static bool has_tracepoint(const char *path, const char *name)
+static bool has_btf(const char *path, const char *name, int kind)
 {
 	struct btf *btf = btf__parse(path ? path : DEFAULT_BTF, NULL);
-	char type[64];
 	bool has;
 
 	if (!btf)
 		return false;
-	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	has = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+	has = btf__find_by_name_kind(btf, name, kind) > 0;
 	btf__free(btf);
 	return has;
+}
+
+static bool has_tracepoint(const char *path, const char *name)
+{
+	char type[64];
+
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	return has_btf(path, type, BTF_KIND_TYPEDEF);
+}
+
+/*
+ * Whether the resume walk can be a task work (6.18+; see bpf/sched.bpf.c):
+ * the kfunc that schedules it, and the one that keeps its walk on its CPU.
+ */
+static bool has_resume_task_work(const char *path)
+{
+	return has_btf(path, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) &&
+	       has_btf(path, "bpf_preempt_disable", BTF_KIND_FUNC);
 }
 
 static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
@@ -189,9 +205,26 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	 */
 	skel->rodata->resume_walk = !raw_tp && snapshot && o->user_stacks &&
 				    has_tracepoint(o->btf_path, "sched_exit_tp");
+	/* the task work walks with the unwinder's tables only (no program context) */
+	skel->rodata->resume_task_work = !raw_tp && snapshot && o->user_stacks &&
+					 skel->rodata->cfi_walk &&
+					 o->resume_walk != RESUME_WALK_EXIT &&
+					 has_resume_task_work(o->btf_path);
+	if (skel->rodata->resume_task_work)
+		skel->rodata->resume_walk = true;
+	else if (o->resume_walk == RESUME_WALK_TASK_WORK) {
+		pr_err("WPROF_RESUME_WALK=task_work: this kernel has no BPF task work "
+		       "(6.18+), or stacks are not walked by CFI (--no-cfi)");
+		wprof_bpf__destroy(skel);
+		return -EINVAL;
+	}
+	bpf_map__set_max_entries(skel->maps.resume_works,
+				 skel->rodata->resume_task_work ?
+				 bpf_map__max_entries(skel->maps.threads) : 1);
 	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
 				    has_tracepoint(o->btf_path, "sched_entry_tp");
-	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp, skel->rodata->resume_walk);
+	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
+		     skel->rodata->resume_walk && !skel->rodata->resume_task_work);
 	err = wprof_bpf__load(skel);
 	if (!err)
 		err = set_active(skel->maps.counts, skel->maps.counts_b);
@@ -979,6 +1012,18 @@ void session__print_prog_stats(struct session *s, FILE *f)
 			snprintf(progs + strlen(progs), sizeof(progs) - strlen(progs), "%s%s",
 				 progs[0] ? " + " : "", name);
 		}
+	}
+	/*
+	 * The resume task work runs outside any program's accounting: its
+	 * walks are timed by the BPF side itself (every one, with --stats).
+	 */
+	if (s->skel->rodata->resume_task_work) {
+		__u64 stats[WPROF_STAT_CNT];
+
+		session__stats(s, stats);
+		switch_ns += stats[WPROF_STAT_NS_RESUMED];
+		snprintf(progs + strlen(progs), sizeof(progs) - strlen(progs), "%s%s",
+			 progs[0] ? " + " : "", "resume task work");
 	}
 	if (switches)
 		fprintf(f, "wprof: bpf per context switch %8.0f ns (%s, over %llu switches)\n",

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Which programs run at every context switch, and why.
+# - Alone on sched_switch, wprof times a switch where its sched_switch
+#   program runs: no sched_entry_tp program. A user stack left to its
+#   thread's resume is walked by a BPF task work where the kernel has one
+#   (6.18+), else by a sched_exit_tp program: --stats names the parts of the
+#   time per switch.
+# - Another tool's BPF program on sched_switch (tests/workloads/tphook: a
+#   tracepoint perf event as bpftrace and bcc attach them, then a raw
+#   tracepoint link) runs before wprof's and may delay some switches more
+#   than others: wprof finds it at the start, says so, and times switches
+#   at the entry of __schedule() (the sched_entry_tp program).
+# - WPROF_SWITCH_TIME=entry|switch and WPROF_RESUME_WALK=exit|task_work
+#   choose by hand; a value they do not know is an error, exit 2.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+require_workload tphook
+
+if ! grep -qw tracefs /proc/mounts; then
+	mount -t tracefs nodev /sys/kernel/tracing ||
+		fatal "tracefs is not mounted and cannot be (the perf tracepoint needs its ids)"
+fi
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "'bpf_task_work_schedule_resume_impl'"; then
+	resume="tp_switch \+ resume task work"
+	log "the kernel has BPF task works: user stacks are walked by one as their thread resumes"
+else
+	resume="tp_sched_exit \+ tp_switch"
+	log "no BPF task works in this kernel: sched_exit_tp walks user stacks at resume"
+fi
+
+# absent ERE FILE: no line of FILE matches ERE
+absent()
+{
+	! grep -Eq "$1" "$2"
+}
+
+# record NAME [ENV=V...]: a short -a recording with --stats
+record()
+{
+	local name=$1
+
+	shift
+	env "$@" "$WPROF" record -a -d 0.3 --stats -o "$TMP/$name.folded" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"
+	RC=$?
+	check "$name: wprof exits 0 (got $RC)" test "$RC" -eq 0
+}
+
+record alone
+check "alone: switches timed by wprof's own sched_switch program" \
+	absent 'switches are timed' "$TMP/alone.err"
+check "alone: the time per switch is $resume's" \
+	grep -Eq "^wprof: bpf per context switch .* \($resume, over [0-9]+ switches\)" "$TMP/alone.err"
+
+for how in perf raw; do
+	start_bg "$TMP/hook-$how.log" "$WORKLOADS/tphook" "$how"
+	hook=$BG_PID
+	wait_line "$TMP/hook-$how.log" '^ready$' 10 || fatal "tphook $how did not attach: $(cat "$TMP/hook-$how.log")"
+	record "hook-$how"
+	check "hook-$how: says another program runs on sched_switch first, and names it" \
+		grep -q "^wprof: switches are timed where __schedule() starts (1 other BPF program on sched_switch runs before wprof's: tphook" \
+		"$TMP/hook-$how.err"
+	check "hook-$how: the sched_entry_tp program is part of the time per switch" \
+		grep -Eq '^wprof: bpf per context switch .* \(tp_sched_entry \+' "$TMP/hook-$how.err"
+	if [ "$how" = raw ]; then
+		record forced-switch WPROF_SWITCH_TIME=switch
+		check "WPROF_SWITCH_TIME=switch: no stamp though another program is there" \
+			absent 'switches are timed|tp_sched_entry' "$TMP/forced-switch.err"
+	fi
+	kill "$hook"
+	wait "$hook" 2>/dev/null
+done
+
+record forced-entry WPROF_SWITCH_TIME=entry
+check "WPROF_SWITCH_TIME=entry: the stamp, and why" \
+	grep -q '^wprof: switches are timed where __schedule() starts (WPROF_SWITCH_TIME=entry)' \
+	"$TMP/forced-entry.err"
+record forced-exit WPROF_RESUME_WALK=exit
+check "WPROF_RESUME_WALK=exit: sched_exit_tp walks at resume" \
+	grep -Eq '^wprof: bpf per context switch .* \(tp_sched_exit \+ tp_switch, over' \
+	"$TMP/forced-exit.err"
+
+for var in WPROF_SWITCH_TIME WPROF_RESUME_WALK; do
+	env "$var=sometimes" "$WPROF" record -a -d 0.3 -o /dev/null >"$TMP/bad.out" 2>"$TMP/bad.err"
+	RC=$?
+	check "$var=sometimes: exit 2, one line (got $RC: $(cat "$TMP/bad.err"))" \
+		test "$RC" -eq 2 -a "$(wc -l <"$TMP/bad.err")" -eq 1
+	check "$var=sometimes: the line names the variable" grep -q "^wprof: $var=" "$TMP/bad.err"
+done
+finish
