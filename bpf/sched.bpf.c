@@ -192,6 +192,22 @@ static __always_inline void resume_work_schedule(struct wprof_thread *th, struct
 }
 
 /*
+ * Whether the user registers of `task`, current and in the kernel, are still
+ * the ones its pending interval closed with (saved by resume_work_schedule()).
+ */
+static __always_inline bool resume_regs_hold(struct wprof_thread *th, struct task_struct *task)
+{
+	__u32 tid = th->tid;
+	struct resume_work *w = bpf_map_lookup_elem(&resume_works, &tid);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (w && regs && regs->ip == w->ip && regs->sp == w->sp)
+		return true;
+	stat_add(WPROF_STAT_RESUME_MISSED, 1);
+	return false;
+}
+
+/*
  * Close the thread's off-CPU interval at `now`: a blocked interval is split
  * at its wakeup into the blocked part and the wait for a CPU after it. The
  * thread's own totals are exact; the stacks get what passes the filters, if
@@ -330,16 +346,23 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
 static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, bool typed,
 					   unsigned int state)
 {
-	bool runnable = th->off_state == WPROF_OFF_RUNQ;
+	bool runnable = th->off_state == WPROF_OFF_RUNQ, settle = false;
 	struct task_struct *task = bpf_get_current_task_btf();
 
 	/*
-	 * The resume that should have walked it was not seen: it ran since. Not
-	 * so with the task work, which walks as the thread leaves the kernel,
-	 * however often it left the CPU in there before.
+	 * A walked interval still waits for its user stack. With the exit
+	 * program, the resume that should have walked it was not seen: it ran
+	 * since. With the task work, the thread is leaving the CPU again before
+	 * it left the kernel (a read that blocks once per page): its user stack
+	 * is still the one the interval blocked with, if its registers are too.
+	 * Walked now, here, for both intervals.
 	 */
-	if (th->pend.start && !resume_task_work)
-		drop_pending(th);
+	if (th->pend.start) {
+		if (resume_task_work && user_stacks && resume_regs_hold(th, task))
+			settle = true;
+		else
+			drop_pending(th);
+	}
 	th->walk = 0;
 	th->ustack_id = 0;
 	th->kstack_id = 0;
@@ -356,13 +379,15 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 		th->walk |= WPROF_WALK_USER;
 		return WPROF_STAT_SW_KTHREAD;
 	}
-	if (typed && resume_walk && !window_end_ns && stack_holds(task, state)) {
+	if (!settle && typed && resume_walk && !window_end_ns && stack_holds(task, state)) {
 		th->walk |= WPROF_WALK_DEFER;
 		if (!check_deferred)
 			return WPROF_STAT_SW_DEFERRED;
 	}
 	/* one walk site: the verifier follows the unwinder once */
 	th->ustack_id = user_stack(ctx, SCRATCH_SWITCH);
+	if (settle)
+		settle_pending(th, 0, th->ustack_id, WPROF_STAT_USER_LATE);
 	if (th->walk & WPROF_WALK_DEFER) /* kept to compare with the walk at resume */
 		return WPROF_STAT_SW_DEFERRED;
 	th->walk |= WPROF_WALK_USER;
