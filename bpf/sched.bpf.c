@@ -414,12 +414,18 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		 * few threads of one process; the kernel's own trace event
 		 * misses them too). The scheduler has just updated its
 		 * runtime: what it ran since it was last picked tells when
-		 * that was.
+		 * that was. Where its wakeup went unseen as well, its run
+		 * delay since it left tells how long it waited for the CPU
+		 * before (the counter grows as a thread gets the CPU).
 		 */
 		__u64 ran = TASK_READ(prev, se.sum_exec_runtime, typed) -
 			    TASK_READ(prev, se.prev_sum_exec_runtime, typed);
 		__u64 in = ran < now - th->off_since_ns ? now - ran : th->off_since_ns;
+		__u64 delay = TASK_READ(prev, sched_info.run_delay, typed) - th->run_delay_out;
 
+		if (!th->wake_ns && th->off_state != WPROF_OFF_RUNQ &&
+		    delay < in - th->off_since_ns)
+			th->wake_ns = in - delay;
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
 		close_interval(ctx, th, in, NULL, false);
 		add_on(th, in, now);

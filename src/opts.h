@@ -27,9 +27,10 @@ enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
 
 /*
  * What walks a user stack left to its thread's resume (WPROF_RESUME_WALK):
- * a BPF task work scheduled for the walked intervals alone (6.18+), or a
- * program on sched_exit_tp (6.16+) that runs at every switch. Auto: the
- * task work where the kernel has it.
+ * a program on sched_exit_tp (6.16+) that runs at every switch and also
+ * sees the resumes the kernel gives no sched_switch event for, or a BPF
+ * task work scheduled for the walked intervals alone (6.18+). Auto: the
+ * program where the kernel has the tracepoint.
  */
 enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
 

@@ -163,6 +163,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
 	const struct record_opts *o = s->opts;
+	bool late, exit_tp, task_work;
 	struct wprof_bpf *skel;
 	int err;
 
@@ -200,24 +201,28 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	skel->rodata->end_iter = snapshot;
 	skel->rodata->check_deferred = o->check_deferred;
 	/*
-	 * User stacks left to their thread's resume need sched_exit_tp, and
-	 * the window-end iterator for the intervals still open at the end.
+	 * User stacks left to their thread's resume need a program on
+	 * sched_exit_tp or a BPF task work to walk them, and the window-end
+	 * iterator for the intervals still open at the end. The program is
+	 * the default: it also walks the stacks of the resumes the kernel gives
+	 * no sched_switch event for, which the task work cannot see (see the
+	 * README). The task work walks with the unwinder's tables alone (it has
+	 * no program context for a frame-pointer walk).
 	 */
-	skel->rodata->resume_walk = !raw_tp && snapshot && o->user_stacks &&
-				    has_tracepoint(o->btf_path, "sched_exit_tp");
-	/* the task work walks with the unwinder's tables only (no program context) */
-	skel->rodata->resume_task_work = !raw_tp && snapshot && o->user_stacks &&
-					 skel->rodata->cfi_walk &&
-					 o->resume_walk != RESUME_WALK_EXIT &&
-					 has_resume_task_work(o->btf_path);
-	if (skel->rodata->resume_task_work)
-		skel->rodata->resume_walk = true;
-	else if (o->resume_walk == RESUME_WALK_TASK_WORK) {
-		pr_err("WPROF_RESUME_WALK=task_work: this kernel has no BPF task work "
-		       "(6.18+), or stacks are not walked by CFI (--no-cfi)");
+	late = !raw_tp && snapshot && o->user_stacks;
+	exit_tp = late && has_tracepoint(o->btf_path, "sched_exit_tp");
+	task_work = late && skel->rodata->cfi_walk && has_resume_task_work(o->btf_path);
+	if (o->resume_walk == RESUME_WALK_TASK_WORK && late && !task_work) {
+		pr_err("WPROF_RESUME_WALK=task_work: this kernel has no BPF task works "
+		       "(Linux 6.18+), or stacks are walked by frame pointers alone (--no-cfi)");
 		wprof_bpf__destroy(skel);
 		return -EINVAL;
 	}
+	skel->rodata->resume_task_work = task_work &&
+		(o->resume_walk == RESUME_WALK_TASK_WORK ||
+		 (o->resume_walk == RESUME_WALK_AUTO && !exit_tp));
+	skel->rodata->resume_walk = skel->rodata->resume_task_work ||
+				    (exit_tp && o->resume_walk != RESUME_WALK_TASK_WORK);
 	bpf_map__set_max_entries(skel->maps.resume_works,
 				 skel->rodata->resume_task_work ?
 				 bpf_map__max_entries(skel->maps.threads) : 1);

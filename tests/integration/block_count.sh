@@ -65,7 +65,20 @@ read -r sc st sm <<<"$(json_eval "$TMP/out.json" \
 read -r lc lt lm <<<"$(json_eval "$TMP/out.json" \
 	'" ".join(str(total(stacks("off-cpu:sleep", "long", "long_nap"), k)) for k in ("count", "total_us", "max_us"))')"
 log "short: $sc blocks, $st us, max $sm; long: $lc blocks, $lt us, max $lm"
-check "short's short_naps sleep stack has exactly 50 blocks (got $sc)" test "$sc" = 50
+# A nap whose resume the kernel gave no sched_switch event for is timed
+# exactly but has no stack (where the resume task work walks, see the
+# README): it is a [no stack] block of its thread, allowed only as often as
+# the summary reports such switches.
+unseen=$(sed -n 's/.*timed otherwise: .* \([0-9][0-9]*\) from its run time when next seen.*/\1/p' \
+	"$TMP/rec.err")
+unseen=${unseen:-0}
+sn=$(json_eval "$TMP/out.json" 'total(stacks("off-cpu:sleep", "short", r"\[no stack\]"), "count")')
+ln=$(json_eval "$TMP/out.json" 'total(stacks("off-cpu:sleep", "long", r"\[no stack\]"), "count")')
+log "switches with no sched_switch event: $unseen; blocks without a stack: short $sn, long $ln"
+check "blocks without a stack ($sn + $ln) only as many as unseen switches ($unseen)" \
+	test $((sn + ln)) -le "$unseen"
+check "short's short_naps sleep stack has exactly 50 blocks, less those without a stack (got $sc + $sn)" \
+	test $((sc + sn)) = 50
 read -r _ _ _ _ wmax_ns wtotal_ns < <(grep '^short ' "$TMP/report")
 wmax_us=$((wmax_ns / 1000))
 wtotal_us=$((wtotal_ns / 1000))
@@ -74,18 +87,22 @@ check_le "short's max_us vs its longest nap as it timed it ($wmax_us us)" "$sm" 
 # a block lies within its nap as the workload timed it: at least the 3 ms asked
 # (less the few us from the syscall to the switch),
 # at most the whole nap (a loaded machine wakes it late; that is sleep too)
-check_ge "short's total_us vs 50 x 2900 us" "$st" 145000
+check_ge "short's total_us vs $sc x 2900 us" "$st" $((sc * 2900))
 check_le "short's total_us vs its naps as it timed them ($wtotal_us us)" "$st" "$wtotal_us"
-check "long's long_nap sleep stack has exactly 1 block (got $lc)" test "$lc" = 1
-check "long's total_us = max_us for its one block ($lt, $lm)" test "$lt" = "$lm"
-check_near "long's max_us" "$lm" 104950 5050
+check "long's long_nap sleep stack has exactly 1 block, or none without a stack (got $lc + $ln)" \
+	test $((lc + ln)) = 1
+if [ "$lc" = 1 ]; then
+	check "long's total_us = max_us for its one block ($lt, $lm)" test "$lt" = "$lm"
+	check_near "long's max_us" "$lm" 104950 5050
+fi
 
 hist=$(json_eval "$TMP/out.json" "' '.join('[%d,%d]:%d' % (b['min_us'], b['max_us'], b['count']) for b in hist($pid))")
 log "block_hist: $hist"
 # The other blocks of the process: each single-block stack's one duration
 # is its max_us (a start barrier wait is usually us, but ms when a sibling
 # waits for a CPU on a busy machine).
-others=$(json_eval "$TMP/out.json" "[s['max_us'] for s in stacks('off-cpu:(sleep|disk)') if s['count'] == 1 and not any(f in ('short_naps', 'long_nap') for f in s['frames'])]" | tr '\n' ' ')
+# (A nap without a stack, see above, is one of the naps.)
+others=$(json_eval "$TMP/out.json" "[s['max_us'] for s in stacks('off-cpu:(sleep|disk)') if s['count'] == 1 and not any(f in ('short_naps', 'long_nap', '[no stack]') for f in s['frames'])]" | tr '\n' ' ')
 many=$(json_eval "$TMP/out.json" "len([s for s in stacks('off-cpu:(sleep|disk)') if s['count'] > 1 and 'short_naps' not in s['frames']])")
 log "other single blocks of the process (us): $others; other multi-block stacks: $many"
 check "no other stack of the process has several blocks (got $many)" test "$many" = 0

@@ -4,9 +4,8 @@
 # Which programs run at every context switch, and why.
 # - Alone on sched_switch, wprof times a switch where its sched_switch
 #   program runs: no sched_entry_tp program. A user stack left to its
-#   thread's resume is walked by a BPF task work where the kernel has one
-#   (6.18+), else by a sched_exit_tp program: --stats names the parts of the
-#   time per switch.
+#   thread's resume is walked by a sched_exit_tp program: --stats names the
+#   programs that make up the time per switch.
 # - Another tool's BPF program on sched_switch (tests/workloads/tphook: a
 #   tracepoint perf event as bpftrace and bcc attach them, then a raw
 #   tracepoint link) runs before wprof's and may delay some switches more
@@ -23,15 +22,7 @@ if ! grep -qw tracefs /proc/mounts; then
 	mount -t tracefs nodev /sys/kernel/tracing ||
 		fatal "tracefs is not mounted and cannot be (the perf tracepoint needs its ids)"
 fi
-if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
-	grep -q "'bpf_task_work_schedule_resume_impl'"; then
-	resume="tp_switch \+ resume task work"
-	log "the kernel has BPF task works: user stacks are walked by one as their thread resumes"
-else
-	resume="tp_sched_exit \+ tp_switch"
-	log "no BPF task works in this kernel: sched_exit_tp walks user stacks at resume"
-fi
-
+resume="tp_sched_exit \+ tp_switch"
 # absent ERE FILE: no line of FILE matches ERE
 absent()
 {
@@ -83,6 +74,7 @@ record forced-exit WPROF_RESUME_WALK=exit
 check "WPROF_RESUME_WALK=exit: sched_exit_tp walks at resume" \
 	grep -Eq '^wprof: bpf per context switch .* \(tp_sched_exit \+ tp_switch, over' \
 	"$TMP/forced-exit.err"
+# (WPROF_RESUME_WALK=task_work: resume_task_work.sh)
 
 for var in WPROF_SWITCH_TIME WPROF_RESUME_WALK; do
 	env "$var=sometimes" "$WPROF" record -a -d 0.3 -o /dev/null >"$TMP/bad.out" 2>"$TMP/bad.err"
