@@ -514,14 +514,48 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 	return err;
 }
 
+/*
+ * "-": standard input, read whole first, since it may be a saved recording
+ * (gzip) as well as folded text, and a pipe cannot be read twice.
+ */
+static int read_stdin_side(struct diff *d, int side)
+{
+	void *buf;
+	size_t len;
+	FILE *f;
+	int err = recfile__read_file("/dev/stdin", &buf, &len);
+
+	if (err) {
+		pr_err("cannot read standard input: %s", strerror(-err));
+		return err;
+	}
+	err = read_recording(d, side, "standard input", buf, len);
+	if (err == -ENOMSG) {
+		f = len ? fmemopen(buf, len, "r") : fopen("/dev/null", "re");
+		if (f) {
+			err = diff__read(d, side, f, "standard input");
+			fclose(f);
+		} else {
+			err = -errno;
+			pr_err("cannot read standard input: %s", strerror(-err));
+		}
+	}
+	free(buf);
+	return err;
+}
+
 static int read_side(struct diff *d, int side, const char *name)
 {
-	FILE *f = strcmp(name, "-") ? fopen(name, "re") : stdin;
+	FILE *f;
 	unsigned char magic[2];
 	int err;
 
+	if (!strcmp(name, "-"))
+		return read_stdin_side(d, side);
+	f = fopen(name, "re");
+
 	/* a saved recording (gzip) is compared by its folded lines */
-	if (f && f != stdin && fread(magic, 1, 2, f) == 2 && gzip__is_gzip(magic, 2)) {
+	if (f && fread(magic, 1, 2, f) == 2 && gzip__is_gzip(magic, 2)) {
 		void *buf;
 		size_t len;
 
@@ -534,7 +568,7 @@ static int read_side(struct diff *d, int side, const char *name)
 				return err;
 		}
 		f = fopen(name, "re");
-	} else if (f && f != stdin) {
+	} else if (f) {
 		rewind(f);
 	}
 	if (!f) {
@@ -543,8 +577,7 @@ static int read_side(struct diff *d, int side, const char *name)
 		return err;
 	}
 	err = diff__read(d, side, f, name);
-	if (f != stdin)
-		fclose(f);
+	fclose(f);
 	return err;
 }
 

@@ -52,6 +52,15 @@ check "diff x.wprof x.folded: exit 0, nothing on stdout (got $RC)" \
 	test "$RC" -eq 0 -a ! -s "$TMP/d_self.out"
 check "diff x.wprof x.folded: the same stacks on both sides" \
 	grep -Eq "BEFORE .*x.wprof: ([0-9]+) stacks.*AFTER .*x.folded: \1 stacks" "$TMP/d_self.err"
+# a saved recording on standard input (a pipe: read once), and folded text
+cat "$TMP/x.wprof" | "$WPROF" diff --fail-if-grown 1 - "$TMP/x.folded" \
+	>"$TMP/d_pipe.out" 2>"$TMP/d_pipe.err"
+RC=$?
+check "cat x.wprof | diff - x.folded: exit 0, the same stacks on both sides (got $RC)" \
+	grep -Eq "BEFORE -: ([0-9]+) stacks.*AFTER .*x.folded: \1 stacks" "$TMP/d_pipe.err"
+"$WPROF" diff --fail-if-grown 1 "$TMP/x.wprof" - <"$TMP/x.folded" >/dev/null 2>"$TMP/d_fold.err"
+RC=$?
+check "diff x.wprof - < x.folded: exit 0 (got $RC)" test "$RC" -eq 0
 
 # --- unprivileged ---
 if command -v setpriv >/dev/null; then
