@@ -480,6 +480,18 @@ int svg__write_recording(const struct recording *r, FILE *f)
 	rec_info__date(ri, date, sizeof(date));
 	svg__fmt_us(win, sizeof(win), ri->window_ns / 1000);
 	snprintf(title, sizeof(title), "wprof: wall-clock time of %s", ri->target);
+	/*
+	 * -p: the process names alone do not tell a postgres backend from the
+	 * postmaster, or which redis: the command line of the (first) target
+	 * follows, cut to what a title line holds.
+	 */
+	if (!strncmp(ri->target, "pid ", 4)) {
+		const char *cmd = recording__cmdline(r, (__u32)strtoul(ri->target + 4, NULL, 10));
+
+		if (cmd && cmd[0])
+			snprintf(title + strlen(title), sizeof(title) - strlen(title), ": %.*s%s",
+				 100, cmd, strlen(cmd) > 100 ? "..." : "");
+	}
 	snprintf(subtitle, sizeof(subtitle), "%s from %s; on-CPU sampled at %llu Hz; "
 		 "%zu threads", win, date, (unsigned long long)ri->freq_hz,
 		 (size_t)(p->nr_threads - p->threads_left_out));

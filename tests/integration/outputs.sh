@@ -61,6 +61,15 @@ for kv in $kinds; do
 	want=$(fold_sum "$TMP/a.folded" "$tag" '.*')
 	check "svg legend $tag = the folded $tag lines ($us vs $want us)" test "$us" = "$want"
 done
+# -p: the title gives the target's command line, which its name alone does not
+start_bg "$TMP/sb.log" "$WORKLOADS/sleepburn" -n 30 -b 5
+wait_line "$TMP/sb.log" '^ready [0-9]+$' 10 || fatal "sleepburn did not start"
+sb=$BG_PID
+run_wprof ptitle record -d 0.5 -p "$sb" -o "$TMP/p.svg"
+check "svg of -p PID: the title gives the target's command line" \
+	grep -Eq "<text id=\"title\"[^>]*>wprof: wall-clock time of pid $sb \(sleepburn\): [^<]*sleepburn -n 30 -b 5<" \
+	"$TMP/p.svg"
+kill "$sb"
 check "svg embeds its script and loads nothing" \
 	bash -c "grep -q 'window.wprof' '$TMP/a.svg' && ! grep -Eq '(src|href)=\"https?:' '$TMP/a.svg'"
 
