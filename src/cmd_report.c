@@ -24,6 +24,7 @@ struct report_opts {
 	__u32 *pids, *tids;
 	size_t nr_pids, nr_tids;
 	bool quiet;
+	bool tag_leaf;
 };
 
 static void usage(FILE *f)
@@ -44,11 +45,12 @@ static void usage(FILE *f)
 		"      --thread-name GLOB   only threads whose name matches\n"
 		"      --comm GLOB          only processes whose name matches\n"
 		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
+		"      --tag-leaf           the tag (on-cpu, off-cpu:STATE) as the last frame\n"
 		"  -q, --quiet              no summary on stderr\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"What is chosen while recording (-d, -F, --wakers, --min-block, --inline,\n"
-		"--tag-leaf, --no-states, ...) cannot be changed here: record again.\n"
+		"--no-states, ...) cannot be changed here: record again.\n"
 		"Exit status: 0; 1 when the file cannot be read or an output not written;\n"
 		"2 on a usage error.\n");
 }
@@ -57,6 +59,7 @@ enum {
 	OPT_THREAD_NAME = 0x100,
 	OPT_COMM,
 	OPT_NO_IDLE,
+	OPT_TAG_LEAF,
 	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
 };
 
@@ -68,6 +71,7 @@ static const struct option own_options[] = {
 	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
+	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -134,6 +138,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_IDLE:
 			o->filter.no_idle_threads = true;
+			break;
+		case OPT_TAG_LEAF:
+			o->tag_leaf = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -204,6 +211,14 @@ int cmd_report(int argc, char **argv)
 		if (err) {
 			pr_err("%s: cannot select threads: %s", o.input, err == -EINVAL ?
 			       "its stacks do not say their threads" : strerror(-err));
+			goto out;
+		}
+	}
+	/* a line's frames are the same either way: only where its tag goes changes */
+	if (o.tag_leaf) {
+		err = recording__tag_leaf(&rec);
+		if (err) {
+			pr_err("%s: cannot move the tags to the leaf: %s", o.input, strerror(-err));
 			goto out;
 		}
 	}

@@ -115,6 +115,65 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 	return 0;
 }
 
+struct leaf_ctx {
+	struct folded *out;
+	struct rec_splitter sp;
+	bool ids;
+	char *buf;
+	size_t cap;
+};
+
+/* "TAG;REST" as "REST;TAG"; a line without a tag frame as it is. */
+static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct leaf_ctx *c = ctx;
+	const char *semi = strchr(line, ';');
+	size_t len = strlen(line), tag, rest;
+	struct rec_line rl;
+
+	if (rec_line__split(line, false, c->ids, &rl))
+		return -EINVAL;
+	if (!rl.tag.len || !semi)
+		return rec_splitter__add(&c->sp, c->out, line, len, 0, 0, weight, count, max);
+	tag = semi - line;
+	rest = len - tag - 1;
+	if (c->cap < len + 1) {
+		char *b = realloc(c->buf, len + 1);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = len + 1;
+	}
+	memcpy(c->buf, semi + 1, rest);
+	c->buf[rest] = ';';
+	memcpy(c->buf + rest + 1, line, tag);
+	return rec_splitter__add(&c->sp, c->out, c->buf, len, 0, 0, weight, count, max);
+}
+
+int recording__tag_leaf(struct recording *r)
+{
+	struct leaf_ctx c = { .ids = r->ids };
+	int err;
+
+	if (r->tag_leaf)
+		return 0;
+	c.out = folded__new();
+	if (!c.out)
+		return -ENOMEM;
+	err = folded__for_each(r->lines, leaf_line, &c);
+	rec_splitter__free(&c.sp);
+	free(c.buf);
+	if (err) {
+		folded__free(c.out);
+		return err;
+	}
+	folded__free(r->lines);
+	r->lines = c.out;
+	r->tag_leaf = true;
+	return 0;
+}
+
 int recording__write_folded(const struct recording *r, FILE *f)
 {
 	struct folded *plain;

@@ -72,6 +72,12 @@ struct rec_filter {
  */
 int recording__filter(struct recording *r, const struct rec_filter *f);
 
+/*
+ * Move each line's tag frame from the root to the leaf, as `wprof record
+ * --tag-leaf` builds them (nothing when it is there already). 0 or -errno.
+ */
+int recording__tag_leaf(struct recording *r);
+
 /* The lines without their PID;TID frames, as folded text wants them. 0 or -errno. */
 int recording__write_folded(const struct recording *r, FILE *f);
 

@@ -46,6 +46,16 @@ run_wprof r_sum report -o /dev/null "$TMP/x.wprof"
 grep -v -e '^wprof: recording with ' -e '^wprof: stopped: ' "$TMP/rec.err" >"$TMP/rec.sum"
 check "report's summary is record's" cmp "$TMP/rec.sum" "$TMP/r_sum.err"
 
+# --- --tag-leaf: record's lines with the first frame moved last (awk, not wprof) ---
+run_wprof r_leaf report -q --tag-leaf -f folded "$TMP/x.wprof"
+awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s = ""
+	for (i = 2; i <= n; i++) s = s f[i] ";"; print s f[1] " " w }' "$TMP/x.folded" | sort >"$TMP/leaf.want"
+sort "$TMP/r_leaf.out" >"$TMP/leaf.got"
+check "report --tag-leaf: x.folded's lines with the tag moved to the leaf ($(wc -l <"$TMP/leaf.got") lines)" \
+	cmp -s "$TMP/leaf.want" "$TMP/leaf.got"
+run_wprof r_leafsvg report -q --tag-leaf -o "$TMP/leaf.svg" "$TMP/x.wprof"
+check "report --tag-leaf -o leaf.svg: exit 0 (got $RC)" test "$RC" -eq 0 -a -s "$TMP/leaf.svg"
+
 # --- diff reads a saved recording as its folded lines ---
 run_wprof d_self diff --fail-if-grown 1 "$TMP/x.wprof" "$TMP/x.folded"
 check "diff x.wprof x.folded: exit 0, nothing on stdout (got $RC)" \
