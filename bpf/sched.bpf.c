@@ -122,6 +122,23 @@ struct {
 	__type(value, struct resume_work);
 } resume_works SEC(".maps");
 
+/*
+ * The thread's pending interval gets `ustack`, walked as it resumed (by the
+ * resume task work or at sched_exit_tp), timed from `t0` with --stats.
+ */
+static __always_inline void settle_resumed(struct wprof_thread *th, __u64 ustack, __u64 t0)
+{
+	if (check_deferred) {
+		stat_add(WPROF_STAT_CHECKED, 1);
+		if (ustack != th->ustack_id)
+			stat_add(WPROF_STAT_CHECK_DIFFERED, 1);
+	}
+	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
+	stat_add(WPROF_STAT_SW_RESUMED, 1);
+	if (time_kinds)
+		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
+}
+
 static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *w)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -148,15 +165,7 @@ static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *
 	if (time_kinds)
 		t0 = bpf_ktime_get_ns();
 	ustack = task->mm ? cfi_user_stack(SCRATCH_RESUME, regs->ip, regs->sp, regs->bp) : 0;
-	if (check_deferred) {
-		stat_add(WPROF_STAT_CHECKED, 1);
-		if (ustack != th->ustack_id)
-			stat_add(WPROF_STAT_CHECK_DIFFERED, 1);
-	}
-	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
-	stat_add(WPROF_STAT_SW_RESUMED, 1);
-	if (time_kinds)
-		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
+	settle_resumed(th, ustack, t0);
 	bpf_preempt_enable();
 	return 0;
 }
@@ -840,7 +849,7 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(tp_sched_exit)
 {
-	__u64 id = bpf_get_current_pid_tgid(), t0 = 0, expect, ustack, *slot;
+	__u64 id = bpf_get_current_pid_tgid(), t0 = 0, expect, *slot;
 	__u32 zero = 0, tid = (__u32)id;
 	struct wprof_thread *th;
 
@@ -869,16 +878,7 @@ int BPF_PROG(tp_sched_exit)
 		return 0;
 	if (time_kinds)
 		t0 = bpf_ktime_get_ns();
-	ustack = user_stack(ctx, SCRATCH_RESUME);
-	if (check_deferred) {
-		stat_add(WPROF_STAT_CHECKED, 1);
-		if (ustack != th->ustack_id)
-			stat_add(WPROF_STAT_CHECK_DIFFERED, 1);
-	}
-	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
-	stat_add(WPROF_STAT_SW_RESUMED, 1);
-	if (time_kinds)
-		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
+	settle_resumed(th, user_stack(ctx, SCRATCH_RESUME), t0);
 	return 0;
 }
 

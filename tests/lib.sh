@@ -106,6 +106,22 @@ require_workload()
 	done
 }
 
+# rerun_tests HOW TEST...: run each integration TEST again (in the
+# environment this test exported), one check each: "TEST passes HOW".
+rerun_tests()
+{
+	local how=$1 t rc
+
+	shift
+	for t in "$@"; do
+		log "$t $how"
+		bash "$(dirname "${BASH_SOURCE[0]}")/integration/$t.sh" >"$TMP/$t.log" 2>&1
+		rc=$?
+		sed 's/^/#   /' "$TMP/$t.log" | grep -E '^#   (not ok|SKIP|# evidence)' | head -20
+		check "$t passes $how (exit $rc; log $TMP/$t.log)" test "$rc" -eq 0
+	done
+}
+
 # check DESC CMD... : ok when CMD succeeds.
 check()
 {

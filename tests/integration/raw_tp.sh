@@ -22,11 +22,5 @@ check "the summary says raw_tp was attached" \
 check "no sched_exit_tp walks at resume under raw_tp" \
 	grep -q 'user stacks: [0-9]* walked at switch-out, 0 as the thread resumed' "$TMP/probe.err"
 
-for t in real_schedstat sym_nanosleep wakers mutex; do
-	log "$t with WPROF_ATTACH=raw_tp"
-	bash "$(dirname "$0")/$t.sh" >"$TMP/$t.log" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$TMP/$t.log" | grep -E '^#   (not ok|SKIP|# evidence)' | head -20
-	check "$t passes on the raw_tp programs (exit $rc; log $TMP/$t.log)" test "$rc" -eq 0
-done
+rerun_tests "on the raw_tp programs" real_schedstat sym_nanosleep wakers mutex
 finish

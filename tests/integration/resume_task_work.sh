@@ -32,11 +32,5 @@ check "the time per switch is tp_switch's and the task work's" \
 	grep -Eq '^wprof: bpf per context switch .* \(tp_switch \+ resume task work, over' \
 	"$TMP/probe.err"
 
-for t in check_deferred disk_write mutex block_count sym_nanosleep; do
-	log "$t with WPROF_RESUME_WALK=task_work"
-	bash "$(dirname "$0")/$t.sh" >"$TMP/$t.log" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$TMP/$t.log" | grep -E '^#   (not ok|SKIP|# evidence)' | head -20
-	check "$t passes with the resume task work (exit $rc; log $TMP/$t.log)" test "$rc" -eq 0
-done
+rerun_tests "with the resume task work" check_deferred disk_write mutex block_count sym_nanosleep
 finish
