@@ -61,7 +61,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int check_btf(const char *path)
+/*
+ * The kernel's BTF (or --btf FILE), parsed once: it is checked here, and
+ * what the kernel has (tracepoints, kfuncs) is looked up in it while the
+ * programs are set up. NULL and errno set after one line saying why.
+ */
+static struct btf *load_btf(const char *path)
 {
 	const char *p = path ? path : DEFAULT_BTF;
 	struct btf *btf;
@@ -74,7 +79,8 @@ static int check_btf(const char *path)
 		else
 			pr_err("kernel has no BTF (%s: %s); it needs CONFIG_DEBUG_INFO_BTF=y, "
 			       "or pass --btf FILE", p, strerror(-err));
-		return err;
+		errno = -err;
+		return NULL;
 	}
 	btf = btf__parse(p, NULL);
 	if (!btf) {
@@ -83,10 +89,10 @@ static int check_btf(const char *path)
 		err = -errno;
 		libbpf_strerror(err, msg, sizeof(msg));
 		pr_err("%s is not valid BTF (%s); pass a vmlinux BTF file with --btf", p, msg);
-		return err;
+		errno = -err;
+		return NULL;
 	}
-	btf__free(btf);
-	return 0;
+	return btf;
 }
 
 /*
@@ -94,34 +100,23 @@ static int check_btf(const char *path)
  * switches, and sched_exit_tp, where a thread's user stack is walked as it
  * resumes (see bpf/sched.bpf.c), are in 6.16 and later.
  */
-static bool has_btf(const char *path, const char *name, int kind)
-{
-	struct btf *btf = btf__parse(path ? path : DEFAULT_BTF, NULL);
-	bool has;
-
-	if (!btf)
-		return false;
-	has = btf__find_by_name_kind(btf, name, kind) > 0;
-	btf__free(btf);
-	return has;
-}
-
-static bool has_tracepoint(const char *path, const char *name)
+static bool has_tracepoint(const struct btf *btf, const char *name)
 {
 	char type[64];
 
 	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	return has_btf(path, type, BTF_KIND_TYPEDEF);
+	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }
 
 /*
  * Whether the resume walk can be a task work (6.18+; see bpf/sched.bpf.c):
  * the kfunc that schedules it, and the one that keeps its walk on its CPU.
  */
-static bool has_resume_task_work(const char *path)
+static bool has_resume_task_work(const struct btf *btf)
 {
-	return has_btf(path, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) &&
-	       has_btf(path, "bpf_preempt_disable", BTF_KIND_FUNC);
+	return btf__find_by_name_kind(btf, "bpf_task_work_schedule_resume_impl",
+				      BTF_KIND_FUNC) > 0 &&
+	       btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) > 0;
 }
 
 static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
@@ -159,7 +154,7 @@ static int set_active(struct bpf_map *outer, struct bpf_map *inner)
 	return 0;
 }
 
-static int try_load(struct session *s, bool raw_tp, bool snapshot)
+static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool snapshot)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
 	const struct record_opts *o = s->opts;
@@ -210,8 +205,8 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 	 * no program context for a frame-pointer walk).
 	 */
 	late = !raw_tp && snapshot && o->user_stacks;
-	exit_tp = late && has_tracepoint(o->btf_path, "sched_exit_tp");
-	task_work = late && skel->rodata->cfi_walk && has_resume_task_work(o->btf_path);
+	exit_tp = late && has_tracepoint(kbtf, "sched_exit_tp");
+	task_work = late && skel->rodata->cfi_walk && has_resume_task_work(kbtf);
 	if (o->resume_walk == RESUME_WALK_TASK_WORK && late && !task_work) {
 		pr_err("WPROF_RESUME_WALK=task_work: this kernel has no BPF task works "
 		       "(Linux 6.18+), or stacks are walked by frame pointers alone (--no-cfi)");
@@ -227,7 +222,7 @@ static int try_load(struct session *s, bool raw_tp, bool snapshot)
 				 skel->rodata->resume_task_work ?
 				 bpf_map__max_entries(skel->maps.threads) : 1);
 	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
-				    has_tracepoint(o->btf_path, "sched_entry_tp");
+				    has_tracepoint(kbtf, "sched_entry_tp");
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work);
 	err = wprof_bpf__load(skel);
@@ -326,19 +321,20 @@ static void choose_switch_time(struct session *s)
 int session__open(const struct record_opts *opts, size_t unwind_rows, struct session **out)
 {
 	struct session *s;
+	struct btf *kbtf;
 	int err;
 
 	libbpf_verbosity = opts->verbose;
 	libbpf_set_print(libbpf_print);
-	err = check_btf(opts->btf_path);
-	if (err)
-		return err;
+	kbtf = load_btf(opts->btf_path);
+	if (!kbtf)
+		return -errno;
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->store = store__new();
-	if (!s->store) {
+	if (s)
+		s->store = store__new();
+	if (!s || !s->store) {
 		free(s);
+		btf__free(kbtf);
 		return -ENOMEM;
 	}
 	s->opts = opts;
@@ -349,12 +345,13 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
 	 */
-	err = opts->raw_tp ? -EOPNOTSUPP : try_load(s, false, true);
+	err = opts->raw_tp ? -EOPNOTSUPP : try_load(s, kbtf, false, true);
 	if (err && err != -EPERM && err != -EACCES)
-		err = try_load(s, true, true);
+		err = try_load(s, kbtf, true, true);
 	/* sleepable task iterators need 5.18: without, no start-edge snapshot */
 	if (err && err != -EPERM && err != -EACCES)
-		err = try_load(s, true, false);
+		err = try_load(s, kbtf, true, false);
+	btf__free(kbtf);
 	if (err) {
 		if ((err == -EPERM || err == -EACCES) && !geteuid())
 			pr_err("the kernel's verifier refused wprof's BPF programs: %s "
