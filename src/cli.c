@@ -244,60 +244,50 @@ int cli_id_list(int opt, const char *arg, __u32 **ids, size_t *nr)
 }
 
 /*
- * WPROF_ATTACH=raw_tp loads the programs kernels without tp_btf get (the
- * tests run them so on this kernel too); "auto" or unset: tp_btf where it loads.
+ * The choice environment variable @var names among @names (@names[0] is
+ * "auto", which unset or empty means too): its index, or -EINVAL after a
+ * line that lists the choices.
  */
-static int attach_env(struct record_opts *opts)
+static int env_choice(const char *var, const char *const *names, size_t n)
 {
-	const char *v = getenv("WPROF_ATTACH");
+	const char *v = getenv(var);
+	char list[128] = "";
 
-	if (!v || !*v || !strcmp(v, "auto"))
+	if (!v || !*v)
 		return 0;
-	if (!strcmp(v, "raw_tp")) {
-		opts->raw_tp = true;
-		return 0;
-	}
-	pr_err("WPROF_ATTACH='%s' is not known; use raw_tp or auto", v);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	for (size_t i = 1; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 i > 1 ? ", " : "", names[i]);
+	pr_err("%s='%s' is not known; use %s or %s", var, v, list, names[0]);
 	return -EINVAL;
 }
 
 /*
+ * WPROF_ATTACH=raw_tp loads the programs kernels without tp_btf get (the
+ * tests run them so on this kernel too); "auto" or unset: tp_btf where it loads.
  * WPROF_SWITCH_TIME=entry times every switch at the entry of __schedule(),
- * =switch where wprof's sched_switch program runs; "auto" or unset: at the
- * entry only when another BPF program on sched_switch runs before wprof's.
+ * =switch where wprof's sched_switch program runs; "auto": at the entry only
+ * when another BPF program on sched_switch runs before wprof's.
+ * WPROF_RESUME_WALK=task_work|exit|auto: see enum resume_walk.
  */
-static int switch_time_env(struct record_opts *opts)
+static int choice_envs(struct record_opts *opts)
 {
-	const char *v = getenv("WPROF_SWITCH_TIME");
+	static const char *const attach[] = { "auto", "raw_tp" };
+	/* in the order of enum switch_time and enum resume_walk */
+	static const char *const switch_time[] = { "auto", "entry", "switch" };
+	static const char *const resume_walk[] = { "auto", "task_work", "exit" };
+	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
+	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
+	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
 
-	if (!v || !*v || !strcmp(v, "auto"))
-		opts->switch_time = SWITCH_TIME_AUTO;
-	else if (!strcmp(v, "entry"))
-		opts->switch_time = SWITCH_TIME_ENTRY;
-	else if (!strcmp(v, "switch"))
-		opts->switch_time = SWITCH_TIME_HANDLER;
-	else {
-		pr_err("WPROF_SWITCH_TIME='%s' is not known; use entry, switch or auto", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* WPROF_RESUME_WALK=task_work|exit|auto: see enum resume_walk */
-static int resume_walk_env(struct record_opts *opts)
-{
-	const char *v = getenv("WPROF_RESUME_WALK");
-
-	if (!v || !*v || !strcmp(v, "auto"))
-		opts->resume_walk = RESUME_WALK_AUTO;
-	else if (!strcmp(v, "task_work"))
-		opts->resume_walk = RESUME_WALK_TASK_WORK;
-	else if (!strcmp(v, "exit"))
-		opts->resume_walk = RESUME_WALK_EXIT;
-	else {
-		pr_err("WPROF_RESUME_WALK='%s' is not known; use task_work, exit or auto", v);
-		return -EINVAL;
-	}
+	if (r < 0)
+		return r;
+	opts->raw_tp = a == 1;
+	opts->switch_time = t;
+	opts->resume_walk = r;
 	return 0;
 }
 
@@ -435,7 +425,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	}
 	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
 		return -EINVAL;
-	if (attach_env(opts) || switch_time_env(opts) || resume_walk_env(opts))
+	if (choice_envs(opts))
 		return -EINVAL;
 	if (optind < argc) {
 		nr_modes++;
