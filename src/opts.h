@@ -92,4 +92,13 @@ static inline bool opts__line_ids(const struct record_opts *o)
 	return false;
 }
 
+/* Whether an output shows where each frame's code came from (pprof's mappings). */
+static inline bool opts__frame_origins(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == FORMAT_PPROF || o->outputs[i].format == FORMAT_WPROF)
+			return true;
+	return false;
+}
+
 #endif /* WPROF_OPTS_H */

@@ -41,6 +41,7 @@ enum {
 	LABEL_NUM = 3,
 	MAPPING_ID = 1,
 	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
 	MAPPING_HAS_INLINE_FRAMES = 10,
 	LOCATION_ID = 1,
@@ -94,15 +95,24 @@ static void pb_msg(struct bytebuf *b, int field, struct bytebuf *sub)
 	sub->len = 0;
 }
 
+/* The mapping of frames whose file is not known: the program's. */
+#define MAPPING_UNKNOWN 1
+
 struct pprof {
 	const struct profile *p;
-	bool tag_leaf, ids;
-	struct bytebuf samples, locations, functions, strings;
+	bool tag_leaf, ids, inlines;
+	struct bytebuf samples, locations, functions, strings, mappings;
 	/* scratch, one per message that may be built while another one is */
 	struct bytebuf fn, loc, loc_line, sample, label, packed;
 	struct strmap *string_ids, *function_ids, *location_ids;
 	__u64 *stack; /* location ids of the current sample, leaf first */
 	size_t nr_stack, cap_stack;
+	__u64 *mapping_ids; /* by index in p->origins.list; 0: not written yet */
+	__u32 pid;          /* of the current sample */
+	__u64 ambiguous;    /* locations whose function two files have: mapping 1 */
+	bool last_ambiguous; /* that of the last mapping_of() */
+	char *key;          /* scratch: a location's key */
+	size_t cap_key;
 	int err;
 };
 
@@ -150,22 +160,69 @@ static __u64 function_id(struct pprof *pp, const char *name, size_t len)
 	return id;
 }
 
+/* The mapping of the file of origin @idx, written when first used. */
+static __u64 mapping_id(struct pprof *pp, size_t idx)
+{
+	const struct origin *o = &pp->p->origins.list[idx];
+	__u64 id = pp->mapping_ids[idx];
+
+	if (id)
+		return id;
+	/* ids 1..n: mapping 1 is that of frames of no known file */
+	id = pp->mapping_ids[idx] = MAPPING_UNKNOWN + 1 + idx;
+	pb_uint(&pp->fn, MAPPING_ID, id);
+	pb_uint(&pp->fn, MAPPING_FILENAME, cstr_id(pp, o->path));
+	if (o->build_id[0])
+		pb_uint(&pp->fn, MAPPING_BUILD_ID, cstr_id(pp, o->build_id));
+	/* already symbolized: pprof neither looks for the file nor warns it has none */
+	pb_uint(&pp->fn, MAPPING_HAS_FUNCTIONS, 1);
+	if (pp->inlines)
+		pb_uint(&pp->fn, MAPPING_HAS_INLINE_FRAMES, 1);
+	pb_msg(&pp->mappings, PROFILE_MAPPING, &pp->fn);
+	return id;
+}
+
+/* The mapping of the frame @name (@len bytes) of the current sample's process. */
+static __u64 mapping_of(struct pprof *pp, const char *name, size_t len)
+{
+	long idx = pp->mapping_ids ? origins__find(&pp->p->origins, pp->pid, name, len) : -ENOENT;
+
+	pp->last_ambiguous = idx == -EEXIST;
+	return idx < 0 ? MAPPING_UNKNOWN : mapping_id(pp, idx);
+}
+
 /*
  * The location of the frames @s (@len bytes, ';'-joined): a function and
  * the calls inlined into it, innermost last. Its lines go innermost first.
  */
 static __u64 location_id(struct pprof *pp, const char *s, size_t len)
 {
-	__u64 id, next = strmap__nr(pp->location_ids) + 1;
-	int ret = strmap__intern(pp->location_ids, s, len, next, &id);
+	__u64 id = 0, next = strmap__nr(pp->location_ids) + 1;
+	__u64 mapping = mapping_of(pp, s, (const char *)(memchr(s, ';', len) ?: s + len) - s);
 	const char *end = s + len;
+	int ret;
 
+	/* one location per mapping and frames: "main" is every program's */
+	if (pp->cap_key < sizeof(mapping) + len) {
+		char *k = realloc(pp->key, 2 * (sizeof(mapping) + len));
+
+		if (!k) {
+			pp->err = -ENOMEM;
+			return 0;
+		}
+		pp->key = k;
+		pp->cap_key = 2 * (sizeof(mapping) + len);
+	}
+	memcpy(pp->key, &mapping, sizeof(mapping));
+	memcpy(pp->key + sizeof(mapping), s, len);
+	ret = strmap__intern(pp->location_ids, pp->key, sizeof(mapping) + len, next, &id);
 	if (ret < 0)
 		pp->err = ret;
 	if (ret != 1)
 		return id;
+	pp->ambiguous += pp->last_ambiguous;
 	pb_uint(&pp->loc, LOCATION_ID, id);
-	pb_uint(&pp->loc, LOCATION_MAPPING_ID, 1);
+	pb_uint(&pp->loc, LOCATION_MAPPING_ID, mapping);
 	while (end > s) {
 		const char *semi = memrchr(s, ';', end - s), *name = semi ? semi + 1 : s;
 		__u64 fid = function_id(pp, name, end - name);
@@ -245,6 +302,7 @@ static int add_sample(const char *line, __u64 weight, __u64 count, __u64 max, vo
 
 	if (rec_line__split(line, pp->tag_leaf, pp->ids, &rl))
 		return -EINVAL;
+	pp->pid = pp->ids ? rl.pid : ORIGIN_ANY_PID;
 	pp->nr_stack = 0;
 	err = rl.body.len ? body_locations(pp, rl.body.s, rl.body.len) :
 			    push_location(pp, location_id(pp, "[no stack]", 10));
@@ -282,7 +340,8 @@ static void value_type(struct pprof *pp, struct bytebuf *out, int field, const c
 int pprof__write_recording(const struct recording *r, FILE *f)
 {
 	const struct rec_info *ri = &r->info;
-	struct pprof pp = { .p = &r->prof, .tag_leaf = r->tag_leaf, .ids = r->ids };
+	struct pprof pp = { .p = &r->prof, .tag_leaf = r->tag_leaf, .ids = r->ids,
+			    .inlines = r->inlines };
 	struct bytebuf head = {}, all = {};
 	char comment[700];
 	int err;
@@ -290,7 +349,10 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	pp.string_ids = strmap__new();
 	pp.function_ids = strmap__new();
 	pp.location_ids = strmap__new();
-	if (!pp.string_ids || !pp.function_ids || !pp.location_ids) {
+	if (r->prof.origins.nr)
+		pp.mapping_ids = calloc(r->prof.origins.nr, sizeof(*pp.mapping_ids));
+	if (!pp.string_ids || !pp.function_ids || !pp.location_ids ||
+	    (r->prof.origins.nr && !pp.mapping_ids)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -299,10 +361,10 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "oncpu", "nanoseconds");
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
 	/*
-	 * One mapping for every location, already symbolized (has_functions),
-	 * so that pprof neither looks for binaries nor warns it has none.
+	 * The first mapping, the main binary's to pprof, holds the frames of no
+	 * known file: the program's name, already symbolized (has_functions).
 	 */
-	pb_uint(&pp.fn, MAPPING_ID, 1);
+	pb_uint(&pp.fn, MAPPING_ID, MAPPING_UNKNOWN);
 	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
 	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
 	if (r->inlines)
@@ -321,18 +383,25 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 		 "across stacks by samples at %llu Hz; off-CPU time from every switch",
 		 (unsigned long long)ri->freq_hz);
 	pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
+	if (pp.ambiguous) {
+		snprintf(comment, sizeof(comment), "%llu locations have a function name that two "
+			 "files of one process have: their mapping is the first, of no known file",
+			 (unsigned long long)pp.ambiguous);
+		pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
+	}
 	pb_uint(&head, PROFILE_DEFAULT_SAMPLE_TYPE, cstr_id(&pp, "wall"));
 	err = pp.err;
 	if (err)
 		goto out;
 	pb_put(&all, head.p, head.len);
+	pb_put(&all, pp.mappings.p, pp.mappings.len);
 	pb_put(&all, pp.samples.p, pp.samples.len);
 	pb_put(&all, pp.locations.p, pp.locations.len);
 	pb_put(&all, pp.functions.p, pp.functions.len);
 	pb_put(&all, pp.strings.p, pp.strings.len);
 	/* a sub-message's oom reached its parent in pb_msg() */
 	if (all.oom || head.oom || pp.samples.oom || pp.locations.oom || pp.functions.oom ||
-	    pp.strings.oom) {
+	    pp.strings.oom || pp.mappings.oom) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -344,6 +413,9 @@ out:
 	free(pp.locations.p);
 	free(pp.functions.p);
 	free(pp.strings.p);
+	free(pp.mappings.p);
+	free(pp.mapping_ids);
+	free(pp.key);
 	free(pp.fn.p);
 	free(pp.loc.p);
 	free(pp.loc_line.p);

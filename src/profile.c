@@ -43,6 +43,9 @@ struct builder {
 	struct wprof_stack stack;
 	struct line *lines;
 	size_t nr_lines, cap_lines;
+	/* the last origin noted, and its index in p->origins */
+	const struct sym_origin *last_origin;
+	long last_idx;
 };
 
 static int cmp_tid(const void *a, const void *b)
@@ -298,6 +301,29 @@ static void put_name(struct builder *b, const char *name)
 }
 
 /*
+ * Note that the frames @names[0..@n) of @pid came from @so (NULL: no file's),
+ * as the lines will hold them. Failing (ENOMEM) only costs pprof a mapping.
+ */
+static void note_origin(struct builder *b, __u32 pid, char (*names)[NAME_LEN], int n,
+			const struct sym_origin *so)
+{
+	char clean[NAME_LEN];
+
+	if (!so || !opts__frame_origins(b->o))
+		return;
+	if (so != b->last_origin) {
+		b->last_idx = origins__add(&b->p->origins, so->path, so->build_id);
+		b->last_origin = b->last_idx < 0 ? NULL : so;
+	}
+	if (b->last_idx < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		folded__sanitize(clean, sizeof(clean), names[i]);
+		origins__note(&b->p->origins, pid, clean, strlen(clean), b->last_idx);
+	}
+}
+
+/*
  * A user frame and the calls inlined at it, as frames of their own: the
  * outer function first when root first. Returns symbolizer__user()'s
  * verdict on the outer name, or -1 when nothing fit.
@@ -318,8 +344,9 @@ static int add_inlined(struct builder *b, __u32 pid, __u64 ip, bool leaf_first)
 			memcpy(b->names[b->nr + i], b->names[b->nr + n - 1 - i], NAME_LEN);
 			memcpy(b->names[b->nr + n - 1 - i], name, NAME_LEN);
 		}
-	b->nr += n;
 	ret = symbolizer__user(b->sym, pid, ip, name, sizeof(name));
+	note_origin(b, pid, &b->names[b->nr], n, symbolizer__user_origin(b->sym, pid, ip));
+	b->nr += n;
 	return ret;
 }
 
@@ -366,6 +393,8 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 				continue;
 			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
 			strcat(name, "_[k]");
+			note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1,
+				    symbolizer__kernel_origin(b->sym));
 		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
 			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));
 			b->nr++;
@@ -379,6 +408,8 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 			continue;
 		} else {
 			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
+			note_origin(b, pid, &b->names[b->nr], 1,
+				    symbolizer__user_origin(b->sym, pid, ip));
 		}
 		b->p->frames_total++;
 		if (ret != 0)

@@ -6,6 +6,7 @@
 
 #include "folded.h"
 #include "opts.h"
+#include "origins.h"
 #include "session.h"
 #include "symbolize.h"
 #include "unwtab.h"
@@ -64,6 +65,7 @@ struct profile {
 	/* walked intervals whose user stack was still to be walked when recording stopped */
 	__u64 pending_lost;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
+	struct origins origins;  /* the file of each user and kernel frame, for pprof */
 };
 
 /*

@@ -93,5 +93,6 @@ void profile__free(struct profile *p)
 {
 	free(p->threads);
 	free(p->hists);
+	origins__clear(&p->origins);
 	memset(p, 0, sizeof(*p));
 }

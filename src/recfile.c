@@ -31,13 +31,14 @@ enum rec_section {
 	RS_LINES,
 	RS_NOTES,
 	RS_PROCS,
+	RS_ORIGINS,
 	RS_CNT,
 };
 
 static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
-	"notes", "processes",
+	"notes", "processes", "frame origins",
 };
 
 /* RS_INFO flags */
@@ -259,6 +260,21 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 		put_str(b, r->procs[i].cmdline);
 	}
 	end_section(b, s);
+	if (p->origins.nr) {
+		s = begin_section(b, RS_ORIGINS);
+		put_u32(b, p->origins.nr);
+		for (size_t i = 0; i < p->origins.nr; i++) {
+			put_str(b, p->origins.list[i].path);
+			put_str(b, p->origins.list[i].build_id);
+		}
+		put_u32(b, p->origins.nr_frames);
+		for (size_t i = 0; i < p->origins.nr_frames; i++) {
+			put_u32(b, p->origins.frames[i].pid);
+			put_u32(b, p->origins.frames[i].origin);
+			put_str(b, p->origins.frames[i].name);
+		}
+		end_section(b, s);
+	}
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -576,6 +592,43 @@ static int read_procs(struct loader *l, struct rbuf *b)
 	return oom ? -ENOMEM : 0;
 }
 
+static int read_origins(struct loader *l, struct rbuf *b)
+{
+	struct origins *o = &l->r->prof.origins;
+	__u32 n = get_u32(b);
+	int err = 0;
+
+	if (!count_fits(b, n, 8))
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "frame origins");
+	for (__u32 i = 0; i < n && !b->short_ && !err; i++) {
+		bool oom = false;
+		char *path = get_str(b, &oom), *id = get_str(b, &oom);
+		long idx = path && id ? origins__add(o, path, id) : oom ? -ENOMEM : 0;
+
+		free(path);
+		free(id);
+		if (idx < 0)
+			err = idx;
+		else if (!b->short_ && idx != i)
+			err = fail(l, -EBADMSG, "corrupt recording (%s: a file twice)", "frame origins");
+	}
+	n = err ? 0 : get_u32(b);
+	if (!err && !count_fits(b, n, 12))
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "frame origins");
+	for (__u32 i = 0; i < n && !b->short_ && !err; i++) {
+		__u32 pid = get_u32(b), origin = get_u32(b), len = get_u32(b);
+		const char *name = take(b, len);
+
+		if (name)
+			err = origins__put(o, pid, name, len, origin);
+		if (err == -EINVAL)
+			err = fail(l, -EBADMSG, "corrupt recording (%s: a bad entry)", "frame origins");
+	}
+	return err;
+}
+
 static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 {
 	struct recording *r = l->r;
@@ -624,6 +677,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return read_notes(l, b);
 	case RS_PROCS:
 		return read_procs(l, b);
+	case RS_ORIGINS:
+		return read_origins(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

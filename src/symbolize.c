@@ -14,6 +14,8 @@
  *              and the process's perf map.
  *   names:     (pid, inlines, ip) -> the resulting names, valid while the
  *              process's generation is unchanged.
+ *   origins:   (path, build-id) -> struct sym_origin, one per file a name
+ *              came from, for the names' entries to point at.
  *
  * An address goes process address -> file offset (through the mapping) ->
  * ELF virtual address (through the PT_LOAD headers) -> symbol, which is
@@ -33,7 +35,9 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "strmap.h"
 #include "symbolize.h"
+#include "util.h"
 
 /* Keys of the vDSO images in the files table: no real file has this device. */
 #define VDSO_DEV (~0ULL)
@@ -83,6 +87,7 @@ struct name_ent {
 	int ret;
 	int nr;
 	struct unnamed_mod *mod; /* a fallback in a file: counted when a frame gets it */
+	const struct sym_origin *origin; /* NULL: no file's */
 	char text[];
 };
 
@@ -98,6 +103,10 @@ struct symbolizer {
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct symbolizer_stats stats;
+	struct strmap *origin_ids; /* "path\0build-id" -> index in origins */
+	struct sym_origin **origins; /* each malloc'd with its strings: entries point at them */
+	size_t nr_origins, cap_origins;
+	const struct sym_origin *kernel_origin;
 	/* pids of processes not seen ended, for symbolizer__prune() */
 	__u32 *live;
 	size_t nr_live, cap_live;
@@ -658,6 +667,58 @@ static size_t add_name(char *text, size_t len, int kind, const char *name)
 	return len + n + 2;
 }
 
+/*
+ * The origin of @path with the build-id @id (@id_len bytes, 0: none), added
+ * when new. NULL on ENOMEM: the frame then has no origin, nothing else.
+ */
+static const struct sym_origin *intern_origin(struct symbolizer *s, const char *path,
+					      const unsigned char *id, size_t id_len)
+{
+	size_t plen = strlen(path), klen = plen + 1 + 2 * id_len;
+	struct sym_origin *o = malloc(sizeof(*o) + klen + 1);
+	char *key = (char *)(o + 1);
+	__u64 idx = s->nr_origins;
+	int ret;
+
+	if (!o)
+		return NULL;
+	/* the key is the path and the build-id, each NUL-terminated */
+	memcpy(key, path, plen + 1);
+	for (size_t i = 0; i < id_len; i++)
+		snprintf(key + plen + 1 + 2 * i, 3, "%02x", id[i]);
+	key[klen] = '\0';
+	o->path = key;
+	o->build_id = key + plen + 1;
+	if ((!s->origin_ids && !(s->origin_ids = strmap__new())) ||
+	    array_reserve(&s->origins, &s->cap_origins, s->nr_origins, sizeof(*s->origins), 16)) {
+		free(o);
+		return NULL;
+	}
+	ret = strmap__intern(s->origin_ids, key, klen, idx, &idx);
+	if (ret == 1) {
+		s->origins[s->nr_origins++] = o;
+		return o;
+	}
+	free(o);
+	return ret == 0 ? s->origins[idx] : NULL;
+}
+
+/* The origin of a name found at @m in @file (either may be NULL) of kind @kind. */
+static const struct sym_origin *origin_of(struct symbolizer *s, const struct proc_map *m,
+					  const struct sym_file *file, int kind)
+{
+	const unsigned char *id = NULL;
+	size_t id_len = 0;
+
+	if (kind == KIND_JIT)
+		return intern_origin(s, "[jit]", NULL, 0);
+	if (!m || !m->path || !m->path[0])
+		return NULL;
+	if (file && file->es)
+		id_len = elfsyms__build_id(file->es, &id);
+	return intern_origin(s, m->path, id, id_len);
+}
+
 /* Name @ip of @pid (@p may be NULL): a new entry, or NULL on ENOMEM. */
 static struct name_ent *resolve(struct symbolizer *s, struct proc *p, int pid, __u64 ip,
 				bool inlines)
@@ -714,6 +775,7 @@ done:
 	ent->ret = ret;
 	ent->nr = 1 + nr_inl;
 	ent->mod = mod;
+	ent->origin = p ? origin_of(s, m, file, kind) : NULL;
 	memcpy(ent->text, text, len);
 	return ent;
 }
@@ -829,6 +891,63 @@ int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
 	snprintf(buf, size, "[kernel]+0x%llx", (unsigned long long)ip);
 	s->stats.kernel_fallback++;
 	return 1;
+}
+
+const struct sym_origin *symbolizer__user_origin(struct symbolizer *s, int pid, __u64 ip)
+{
+	const struct name_ent *ent = s ? lookup(s, pid, ip, false) : NULL;
+
+	return ent ? ent->origin : NULL;
+}
+
+/*
+ * The kernel's GNU build-id from its ELF notes (/sys/kernel/notes): its
+ * length, 0 when unreadable or absent.
+ */
+static size_t kernel_build_id(unsigned char *id, size_t size)
+{
+	unsigned char notes[4096];
+	size_t off = 0, len;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, notes, sizeof(notes));
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	len = n;
+	/* each note: namesz, descsz, type, then the name and the desc, each padded to 4 */
+	while (len - off >= 12) {
+		__u32 nh[3];
+		size_t name_at, desc_at;
+
+		memcpy(nh, notes + off, sizeof(nh));
+		name_at = off + 12;
+		if (nh[0] > len || nh[1] > len)
+			return 0;
+		desc_at = name_at + ((nh[0] + 3) & ~3u);
+		if (desc_at > len || nh[1] > len - desc_at)
+			return 0;
+		if (nh[2] == 3 /* NT_GNU_BUILD_ID */ && nh[0] == 4 &&
+		    !memcmp(notes + name_at, "GNU", 4) && nh[1] && nh[1] <= size) {
+			memcpy(id, notes + desc_at, nh[1]);
+			return nh[1];
+		}
+		off = desc_at + ((nh[1] + 3) & ~3u);
+	}
+	return 0;
+}
+
+const struct sym_origin *symbolizer__kernel_origin(struct symbolizer *s)
+{
+	unsigned char id[64];
+
+	if (!s)
+		return NULL;
+	if (!s->kernel_origin)
+		s->kernel_origin = intern_origin(s, "[kernel.kallsyms]", id,
+						 kernel_build_id(id, sizeof(id)));
+	return s->kernel_origin;
 }
 
 static int cmp_unnamed(const void *a, const void *b)
@@ -950,6 +1069,10 @@ void symbolizer__free(struct symbolizer *s)
 		free(u);
 	}
 	hmap__clear(&s->unnamed);
+	for (i = 0; i < s->nr_origins; i++)
+		free(s->origins[i]);
+	free(s->origins);
+	strmap__free(s->origin_ids);
 	hmap__clear(&s->procs);
 	free(s->live);
 	hmap__clear(&s->files);

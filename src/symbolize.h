@@ -95,6 +95,27 @@ int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t 
 int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inlines,
 			    char (*names)[SYMBOLIZER_NAME_LEN], int max_names);
 
+/* Where a frame's code came from: what pprof calls a mapping. */
+struct sym_origin {
+	/*
+	 * The file as the process mapped it ("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+	 * or a kernel name: "[vdso]", "[heap]", "[jit]" for names from a perf
+	 * map, "[kernel.kallsyms]".
+	 */
+	const char *path;
+	const char *build_id; /* lowercase hex; "" when there is none */
+};
+
+/*
+ * The origin of the user address @ip of @pid, as symbolizer__user() named it,
+ * or NULL: anonymous or unmapped memory, a pid never added, out of memory.
+ * Valid while the symbolizer lives.
+ */
+const struct sym_origin *symbolizer__user_origin(struct symbolizer *s, int pid, __u64 ip);
+
+/* The kernel's origin, with its build-id from /sys/kernel/notes when readable. NULL on ENOMEM. */
+const struct sym_origin *symbolizer__kernel_origin(struct symbolizer *s);
+
 /*
  * Name the kernel address @ip via /proc/kallsyms (loaded once, on first use),
  * e.g. "do_nanosleep"; "[kernel]+0xffffffff81234567" when it cannot be named

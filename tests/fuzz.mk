@@ -14,7 +14,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Wno-un
 FUZZ_MODS    := folded perfmap procmaps kallsyms elfsyms demangle demangle_v0 dwinline hmap util
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report svg \
-		flame pprof strmap
+		flame pprof strmap origins
 FUZZ_OBJS    := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_MODS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))

@@ -114,6 +114,52 @@ check "go tool pprof -top: exit 0, nothing on stderr ($(head -c 200 "$TMP/top.er
 	test $? -eq 0 -a ! -s "$TMP/top.err"
 check "go tool pprof -top names burn_cpu" grep -q ' burn_cpu$' "$TMP/top.out"
 check "go tool pprof -top says what was recorded" grep -q 'wall-clock time of .*sleepburn' "$TMP/top.out"
+# mappings: each location's file and build-id are those the process mapped
+# (readelf's, the kernel's notes), checked against go tool pprof -raw
+sb_path=$(realpath "$WORKLOADS/sleepburn")
+libc=$(awk '$NF ~ /\/libc[.]so[.]6$/ { print $NF; exit }' /proc/self/maps)
+elf_build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'; }
+go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | "$PYTHON" -c '
+import re, sys, struct
+locs, maps, part = {}, {}, None
+for line in sys.stdin:
+	if re.match(r"^[A-Z]", line):
+		part = line.split()[0]
+		continue
+	m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=(\d+) (.*?) :\d+ s=\d+$", line)
+	if part == "Locations" and m:
+		locs[int(m.group(1))] = (int(m.group(2)), m.group(3))
+	m = re.match(r"^(\d+): \S+ (.*) \[FN\]$", line)
+	if part == "Mappings" and m:
+		path, _, bid = m.group(2).rpartition(" ")
+		maps[int(m.group(1))] = (path, bid)
+notes, kid = open("/sys/kernel/notes", "rb").read(), ""
+off = 0
+while off + 12 <= len(notes):
+	nsz, dsz, typ = struct.unpack_from("<III", notes, off)
+	name_at = off + 12
+	desc_at = name_at + (nsz + 3) // 4 * 4
+	if typ == 3 and notes[name_at:name_at + 4] == b"GNU\0":
+		kid = notes[desc_at:desc_at + dsz].hex()
+	off = desc_at + (dsz + 3) // 4 * 4
+for mid, fn in locs.values():
+	path, bid = maps.get(mid, ("?", ""))
+	if fn.endswith("_[k]"):
+		path, bid = (path, bid) if (path, bid) == ("[kernel.kallsyms]", kid) else ("?", "")
+		fn = "[kernel frame]"
+	print("%s\t%d\t%s\t%s" % (fn, mid, path, bid))
+print("[kernel build-id]\t0\t\t%s" % kid)' | sort -u >"$TMP/maps.out"
+want="burn_cpu	[0-9]+	$sb_path	$(elf_build_id "$sb_path")"
+check "pprof mapping of burn_cpu: $sb_path and its build-id ($(grep '^burn_cpu' "$TMP/maps.out"))" \
+	grep -Eq "^$want\$" "$TMP/maps.out"
+check "pprof: some locations in $libc's mapping, with its build-id $(elf_build_id "$libc")" \
+	grep -Eq "	[0-9]+	$libc	$(elf_build_id "$libc")\$" "$TMP/maps.out"
+check "pprof: no location of libc.so.6 with another build-id ($(grep -c 'libc[.]so[.]6' "$TMP/maps.out"))" \
+	sh -c "! grep 'libc[.]so[.]6' '$TMP/maps.out' | grep -qv '	$(elf_build_id "$libc")\$'"
+check "pprof: every kernel frame in the mapping [kernel.kallsyms] with the kernel's build-id" \
+	sh -c "grep -q '^\[kernel frame\]	' '$TMP/maps.out' && ! grep -q '^\[kernel frame\]	.*	?	' '$TMP/maps.out' && grep -Eq '^\[kernel build-id\]	0		[0-9a-f]{40}\$' '$TMP/maps.out'"
+check "pprof: only bracketed frames ([unsampled], [no stack]) in mapping 1, of no known file" \
+	sh -c "! grep -Ev '^\[' '$TMP/maps.out' | grep -q '^[^	]*	1	'"
 
 # --- diff ---
 run_wprof self diff "$TMP/a.folded" "$TMP/a.folded"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "origins.h"
 #include "pprof.h"
 #include "unit.h"
 
@@ -52,6 +53,7 @@ struct prof {
 	size_t nr_funcs;
 	size_t nr_mappings;
 	__u64 mapping_has_functions, mapping_file;
+	__u64 mappings[8][3]; /* id, filename, build_id */
 	__u64 time_nanos, duration_nanos, period, period_type[2], default_sample_type;
 	int bad; /* a field this reader did not expect, or a truncated message */
 };
@@ -193,11 +195,16 @@ static void decode(struct prof *pr, struct span s)
 			break;
 		case 3:
 			pr->nr_mappings++;
-			while (b.len && (f = field(&b, &v, &c, &pr->bad)) > 0)
+			while (b.len && (f = field(&b, &v, &c, &pr->bad)) > 0) {
+				if (pr->nr_mappings <= 8 && (f == 1 || f == 5 || f == 6))
+					pr->mappings[pr->nr_mappings - 1][f == 1 ? 0 : f - 4] = v;
+				if (pr->nr_mappings > 1)
+					continue;
 				if (f == 5)
 					pr->mapping_file = v;
 				else if (f == 7)
 					pr->mapping_has_functions = v;
+			}
 			break;
 		case 4:
 			if (pr->nr_locs < 32)
@@ -319,8 +326,8 @@ static struct folded *lines_of(const char *const *lines, size_t n)
 }
 
 /* Write @lines as pprof and decode the result into @pr; 0 or -errno. */
-static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct prof *pr,
-		     unsigned char **raw)
+static int roundtrip_with(const char *const *lines, size_t n, bool tag_leaf,
+			  const struct origins *origins, struct prof *pr, unsigned char **raw)
 {
 	struct thread_acct th[2] = {
 		{ .pid = 100, .tid = 101, .comm = "work", .pcomm = "app", .selected = true },
@@ -342,6 +349,8 @@ static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct p
 
 	r.info = ri;
 	r.lines = f;
+	if (origins)
+		r.prof.origins = *origins;
 	memset(pr, 0, sizeof(*pr));
 	*raw = malloc(cap);
 	err = f && out && *raw ? pprof__write_recording(&r, out) : -ENOMEM;
@@ -365,6 +374,12 @@ static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct p
 	inflateEnd(&z);
 	free(gz);
 	return err;
+}
+
+static int roundtrip(const char *const *lines, size_t n, bool tag_leaf, struct prof *pr,
+		     unsigned char **raw)
+{
+	return roundtrip_with(lines, n, tag_leaf, NULL, pr, raw);
 }
 
 static void test_profile(void)
@@ -473,9 +488,106 @@ out:
 	free(pr);
 }
 
+/* The file name and build-id of mapping @id, as "file@build-id". */
+static const char *mapping_of(const struct prof *pr, __u64 id)
+{
+	static char out[256];
+
+	out[0] = '\0';
+	for (size_t i = 0; i < pr->nr_mappings && i < 8; i++) {
+		if (pr->mappings[i][0] != id)
+			continue;
+		snprintf(out, sizeof(out), "%s@", str(pr, pr->mappings[i][1]));
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s",
+			 str(pr, pr->mappings[i][2]));
+	}
+	return out;
+}
+
+/* The mapping of the location of @s whose (first) function is @fn. */
+static const char *mapping_at(const struct prof *pr, const struct sample *s, const char *fn)
+{
+	for (size_t i = 0; i < s->nr_locs; i++) {
+		const struct location *l = loc_of(pr, s->locs[i]);
+
+		if (l && l->nr_funcs && !strcmp(func_name(pr, l->funcs[l->nr_funcs - 1]), fn))
+			return mapping_of(pr, l->mapping);
+	}
+	return "(no such location)";
+}
+
+static void test_mappings(void)
+{
+	static const char *const lines[] = {
+		"on-cpu;100;101;work;main;leaf;twice;schedule_[k] 10",
+		"on-cpu;200;201;other;main;leaf;unknown 20",
+	};
+	struct origins o = {};
+	unsigned char *raw = NULL;
+	struct prof *pr = calloc(1, sizeof(*pr));
+	long app = origins__add(&o, "/srv/app", "aa01"), tool = origins__add(&o, "/bin/tool", ""),
+	     libc = origins__add(&o, "/lib/libc.so.6", "cc03"),
+	     kernel = origins__add(&o, "[kernel.kallsyms]", "dd04");
+	const struct sample *s100 = NULL, *s200 = NULL;
+	int err = 0;
+
+	CHECK(app == 0 && tool == 1 && libc == 2 && kernel == 3, "origins get indexes in order");
+	CHECK_EQ_S64(origins__add(&o, "/lib/libc.so.6", "cc03"), libc, "an origin added twice is one");
+	err |= origins__note(&o, 100, "main", 4, app);
+	err |= origins__note(&o, 200, "main", 4, tool);
+	err |= origins__note(&o, 100, "leaf", 4, libc);
+	err |= origins__note(&o, 200, "leaf", 4, libc);
+	err |= origins__note(&o, 100, "twice", 5, app);
+	err |= origins__note(&o, 100, "twice", 5, libc);
+	err |= origins__note(&o, ORIGIN_ANY_PID, "schedule_[k]", 12, kernel);
+	CHECK_EQ_S64(err, 0, "frames noted");
+	CHECK_EQ_S64(origins__find(&o, 100, "main", 4), app, "main of 100: the app's");
+	CHECK_EQ_S64(origins__find(&o, 200, "main", 4), tool, "main of 200: the tool's");
+	CHECK_EQ_S64(origins__find(&o, 300, "main", 4), -EEXIST,
+		     "main of a process not noted: any process's, which two files have");
+	CHECK_EQ_S64(origins__find(&o, 300, "leaf", 4), libc, "leaf of any process: libc's");
+	CHECK_EQ_S64(origins__find(&o, 100, "twice", 5), -EEXIST, "a name of two files: none");
+	CHECK_EQ_S64(origins__find(&o, 100, "unknown", 7), -ENOENT, "a name never noted: none");
+	CHECK_EQ_S64(origins__put(&o, 100, "main", 4, app), -EINVAL, "an entry twice is refused");
+	CHECK_EQ_S64(origins__put(&o, 100, "other", 5, 4), -EINVAL,
+		     "an entry of an origin out of range is refused");
+	if (!pr || roundtrip_with(lines, ARRAY_SIZE(lines), false, &o, pr, &raw)) {
+		CHECK(false, "write and read back a profile with origins");
+		goto out;
+	}
+	CHECK(!pr->bad, "every field decodes");
+	for (size_t i = 0; i < pr->nr_samples; i++) {
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "100"))
+			s100 = &pr->samples[i];
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "200"))
+			s200 = &pr->samples[i];
+	}
+	if (!CHECK(s100 && s200, "a sample of each process"))
+		goto out;
+	CHECK_STREQ(mapping_of(pr, 1), "app@", "mapping 1: the program's, for frames of no file");
+	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01", "main of 100: the app's mapping");
+	CHECK_STREQ(mapping_at(pr, s200, "main"), "/bin/tool@",
+		    "main of 200: the tool's mapping (no build-id)");
+	CHECK_STREQ(mapping_at(pr, s100, "leaf"), "/lib/libc.so.6@cc03", "leaf: libc's mapping");
+	CHECK(s100->locs[s100->nr_locs - 2] == s200->locs[s200->nr_locs - 2],
+	      "leaf of both processes: one location");
+	CHECK(s100->locs[s100->nr_locs - 1] != s200->locs[s200->nr_locs - 1],
+	      "main of the two processes: two locations");
+	CHECK_STREQ(mapping_at(pr, s100, "twice"), "app@", "a name of two files: mapping 1");
+	CHECK_STREQ(mapping_at(pr, s200, "unknown"), "app@", "a name of no file: mapping 1");
+	CHECK_STREQ(mapping_at(pr, s100, "schedule_[k]"), "[kernel.kallsyms]@dd04",
+		    "a kernel frame: the kernel's mapping");
+	CHECK_EQ_U64(pr->nr_mappings, 5, "mapping 1 and one a file used");
+out:
+	origins__clear(&o);
+	free(raw);
+	free(pr);
+}
+
 int main(void)
 {
 	test_profile();
 	test_tag_leaf();
+	test_mappings();
 	return unit_done();
 }

@@ -78,6 +78,15 @@ static void make(struct recording *r)
 	r->drain.drains = 2;
 	r->drain.max_fill_pct = 7;
 	r->sym.files_failed = 1;
+	/* where frames came from: pprof's mappings */
+	origins__add(&r->prof.origins, "/usr/bin/app", "ab12");
+	origins__add(&r->prof.origins, "/lib/libc.so.6", "");
+	origins__add(&r->prof.origins, "[kernel.kallsyms]", "cd34");
+	origins__note(&r->prof.origins, 100, "main", 4, 0);
+	origins__note(&r->prof.origins, 100, "run", 3, 0);
+	origins__note(&r->prof.origins, 100, "wait", 4, 1);
+	origins__note(&r->prof.origins, 200, "main", 4, 1); /* main, any process's: two files */
+	origins__note(&r->prof.origins, ORIGIN_ANY_PID, "futex_wait_[k]", 14, 2);
 	r->lines = folded__new();
 	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
 		struct rec_splitter sp = {};
