@@ -34,6 +34,15 @@ enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
  */
 enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
 
+/*
+ * When the lines of threads that ended are made (WPROF_RETIRE): while
+ * recording, after the drain that took them, so that what only they named
+ * is freed (auto: unless the lines carry thread ids, then each thread's
+ * lines as text outweigh what they are made from), or at the end. Never
+ * with --wakers: a waker's stacks are another process's.
+ */
+enum retire { RETIRE_AUTO, RETIRE_ALWAYS, RETIRE_NEVER };
+
 /* -o may be given this many times, each file in its own format. */
 #define MAX_OUTPUTS 8
 
@@ -71,6 +80,7 @@ struct record_opts {
 	bool raw_tp; /* WPROF_ATTACH=raw_tp: the fallback programs, as on kernels without tp_btf */
 	enum switch_time switch_time; /* WPROF_SWITCH_TIME */
 	enum resume_walk resume_walk; /* WPROF_RESUME_WALK */
+	enum retire retire;           /* WPROF_RETIRE */
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;
@@ -88,6 +98,15 @@ static inline bool opts__line_ids(const struct record_opts *o)
 	for (size_t i = 0; i < o->nr_outputs; i++)
 		if (o->outputs[i].format == FORMAT_JSON || o->outputs[i].format == FORMAT_SVG ||
 		    o->outputs[i].format == FORMAT_PPROF || o->outputs[i].format == FORMAT_WPROF)
+			return true;
+	return false;
+}
+
+/* Whether an output shows each process's blocks by length (json, and a saved recording's). */
+static inline bool opts__hists(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == FORMAT_JSON || o->outputs[i].format == FORMAT_WPROF)
 			return true;
 	return false;
 }

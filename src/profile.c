@@ -46,6 +46,7 @@ struct builder {
 	/* the last origin noted, and its index in p->origins */
 	const struct sym_origin *last_origin;
 	long last_idx;
+	bool finished; /* profile__retire(): the threads handed over are finished */
 };
 
 static int cmp_tid(const void *a, const void *b)
@@ -182,7 +183,7 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	t->max_block_ns = th->max_block_ns;
 	memcpy(t->kept_ns, th->kept_ns, sizeof(t->kept_ns));
 	t->lost_lines = th->lost_ns > 0;
-	if (hist_sum(b->p, th))
+	if (opts__hists(b->o) && hist_sum(b->p, th))
 		return -ENOMEM;
 	if (th->exit_ns)
 		return 0;
@@ -195,7 +196,8 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 		t->blocks++;
 		if (blocked > t->max_block_ns)
 			t->max_block_ns = blocked;
-		hist_add(b->p, th->pid, blocked);
+		if (opts__hists(b->o))
+			hist_add(b->p, th->pid, blocked);
 		if (in_block_range(b->o, blocked))
 			t->kept_ns[th->off_state] += blocked;
 	}
@@ -528,6 +530,10 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 
 	if (!t)
 		return -ENOMEM;
+	if (t->retired) { /* its lines are made: cannot happen, see store__take_ended() */
+		b->p->late_keys++;
+		return 0;
+	}
 	if (k->state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
 	if (k->state == WPROF_ON_CPU)
@@ -543,6 +549,10 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 
 	if (!t)
 		return -ENOMEM;
+	if (t->retired) {
+		b->p->late_keys++;
+		return 0;
+	}
 	if (k->blocked.state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
 	return add_val_line(b, NULL, k, v);
@@ -608,7 +618,7 @@ static int add_unwalked(struct builder *b)
 	for (size_t i = 0; i < b->p->nr_threads; i++) {
 		const struct thread_acct *t = &b->p->threads[i];
 
-		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected; s++) {
+		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected && !t->retired; s++) {
 			struct wprof_key k = {
 				.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = s,
 			};
@@ -784,28 +794,110 @@ static int emit_unsampled(struct builder *b, const struct thread_acct *t)
 	return end(b, &k, prefix_len(b), t->on_us, 0, 0);
 }
 
+void profile__init(struct profile *p, const struct record_opts *o)
+{
+	memset(p, 0, sizeof(*p));
+	p->period_ns = NSEC_PER_SEC / o->freq_hz;
+}
+
+/* The threads not retired yet (all of them at first), sorted and finished. */
+static void finish_threads(struct builder *b)
+{
+	struct profile *p = b->p;
+
+	if (p->nr_threads)
+		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (!p->threads[i].retired)
+			finish_thread(p, b->o, &p->threads[i]);
+}
+
+/* Weigh and symbolize the lines added, then the threads that ran unsampled; retire them all. */
+static int emit_all(struct builder *b)
+{
+	struct profile *p = b->p;
+	int err = add_unwalked(b);
+
+	if (!err)
+		err = weigh_lines(b);
+	for (size_t i = 0; i < b->nr_lines && !err; i++)
+		err = emit_line(b, &b->lines[i]);
+	for (size_t i = 0; i < p->nr_threads && !err; i++) {
+		struct thread_acct *t = &p->threads[i];
+
+		if (t->retired)
+			continue;
+		if (t->selected && t->on_us && !t->samples)
+			err = emit_unsampled(b, t);
+		t->retired = true;
+	}
+	return err;
+}
+
+static int builder_init(struct builder *b, struct profile *p, struct session *s,
+			struct symbolizer *sym, const struct record_opts *o, struct folded *out)
+{
+	*b = (struct builder){ .p = p, .s = s, .sym = sym, .o = o, .out = out };
+	b->names = calloc(MAX_FRAMES, NAME_LEN);
+	return b->names ? 0 : -ENOMEM;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->lines);
+	free(b->names);
+}
+
+/* store__take_ended() hands over an ended thread: a row, finished once all are in. */
+static int retire_thread(const struct wprof_thread *th, void *ctx)
+{
+	return collect_thread(th, ctx);
+}
+
+static int retire_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	struct builder *b = ctx;
+
+	if (!b->finished) {
+		finish_threads(b);
+		b->finished = true;
+	}
+	return add_count(k, v, ctx);
+}
+
+int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym,
+		    const struct record_opts *o, struct folded *out, struct hmap *busy)
+{
+	struct builder b;
+	size_t before = p->nr_threads;
+	int err = builder_init(&b, p, s, sym, o, out);
+
+	if (!err)
+		err = session__retire(s, retire_thread, retire_count, &b, busy);
+	if (!err && !b.finished)
+		finish_threads(&b); /* threads without a key */
+	if (!err && p->nr_threads > before)
+		err = emit_all(&b);
+	builder_free(&b);
+	return err;
+}
+
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out)
 {
-	struct builder b = { .p = p, .s = s, .sym = sym, .o = o, .out = out };
+	struct builder b;
 	size_t selected = 0;
-	int err;
+	int err = builder_init(&b, p, s, sym, o, out);
 
-	memset(p, 0, sizeof(*p));
-	p->period_ns = NSEC_PER_SEC / o->freq_hz;
+	if (err)
+		return err;
 	p->window_ns = session__window_end_ns(s) - session__window_start_ns(s);
-	b.names = calloc(MAX_FRAMES, NAME_LEN);
-	if (!b.names)
-		return -ENOMEM;
 	err = session__for_each_thread(s, collect_thread, &b);
 	if (err)
 		goto out;
-	if (p->nr_threads)
-		qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
-	for (size_t i = 0; i < p->nr_threads; i++) {
-		finish_thread(p, o, &p->threads[i]);
+	finish_threads(&b);
+	for (size_t i = 0; i < p->nr_threads; i++)
 		selected += p->threads[i].selected;
-	}
 	p->threads_left_out = p->nr_threads - selected;
 	err = session__for_each_count(s, add_count, &b);
 	if (!err && o->wakers)
@@ -813,20 +905,8 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	if (!err)
 		err = session__for_each_thread(s, add_open, &b);
 	if (!err)
-		err = add_unwalked(&b);
-	if (!err)
-		err = weigh_lines(&b);
-	for (size_t i = 0; i < b.nr_lines && !err; i++)
-		err = emit_line(&b, &b.lines[i]);
-	for (size_t i = 0; i < p->nr_threads && !err; i++) {
-		const struct thread_acct *t = &p->threads[i];
-
-		if (t->selected && t->on_us && !t->samples)
-			err = emit_unsampled(&b, t);
-	}
+		err = emit_all(&b);
 out:
-	free(b.lines);
-	free(b.names);
+	builder_free(&b);
 	return err;
 }
-

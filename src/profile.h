@@ -34,6 +34,7 @@ struct thread_acct {
 	bool lost_lines;                /* a full map dropped some of its walked intervals */
 	bool idle;                      /* never on a CPU: what --no-idle-threads leaves out */
 	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
+	bool retired;                   /* its lines are made (profile__retire(), __build()) */
 };
 
 /* Log2 histogram of one process's block durations: slot k is [2^k, 2^(k+1)) us. */
@@ -64,9 +65,24 @@ struct profile {
 	__u64 open_unwalked;
 	/* walked intervals whose user stack was still to be walked when recording stopped */
 	__u64 pending_lost;
+	/* keys of threads that came after their lines were made while recording */
+	__u64 late_keys;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 	struct origins origins;  /* the file of each user and kernel frame, for pprof */
 };
+
+/* An empty profile for a recording with @o: before profile__retire() and profile__build(). */
+void profile__init(struct profile *p, const struct record_opts *o);
+
+/*
+ * While recording, after a drain: make the lines of the threads that ended
+ * (session__retire()) into @out, as profile__build() would have at the end,
+ * and keep their rows, marked retired; @busy gets the pids still named. 0 or
+ * -errno.
+ */
+struct hmap;
+int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym,
+		    const struct record_opts *o, struct folded *out, struct hmap *busy);
 
 /*
  * Read the detached session's maps, close the intervals still open at the
@@ -84,6 +100,7 @@ struct profile {
  */
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 		   const struct record_opts *o, struct folded *out);
+/* (profile__build() continues what profile__init() and profile__retire() began.) */
 /*
  * Per process sums of the selected threads, by wall time; caller frees. The
  * us fields are sums of the threads' us, so a process adds up as they do.

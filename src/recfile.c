@@ -67,6 +67,7 @@ static const size_t profile_counters[] = {
 	F(struct profile, untimed_threads),   F(struct profile, estimated_lines),
 	F(struct profile, unwalked_groups),   F(struct profile, unwalked_us),
 	F(struct profile, open_unwalked),     F(struct profile, pending_lost),
+	F(struct profile, late_keys),
 };
 static const size_t sym_counters[] = {
 	F(struct symbolizer_stats, user_named),     F(struct symbolizer_stats, user_fallback),
@@ -215,12 +216,14 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 	}
 	end_section(b, s);
 	s = begin_section(b, RS_DRAIN);
-	put_u32(b, 5);
+	put_u32(b, 7);
 	put_u64(b, r->drain.drains);
 	put_u64(b, r->drain.threads);
 	put_u64(b, r->drain.stacks);
 	put_u64(b, r->drain.stacks_kept);
 	put_u64(b, r->drain.max_fill_pct < 0 ? 0 : r->drain.max_fill_pct);
+	put_u64(b, r->drain.retired);
+	put_u64(b, r->drain.stacks_freed);
 	end_section(b, s);
 	put_counters(b, RS_SYMBOLIZER, &r->sym, sym_counters, ARRAY_SIZE(sym_counters));
 	put_counters(b, RS_UNWIND, &p->unw, unw_counters, ARRAY_SIZE(unw_counters));
@@ -420,7 +423,7 @@ static int read_info(struct loader *l, struct rbuf *b)
 
 static void read_drain(struct rbuf *b, struct session_drain_stats *d)
 {
-	__u64 v[5] = {};
+	__u64 v[7] = {};
 	__u32 n = get_u32(b);
 
 	for (__u32 i = 0; i < n && !b->short_; i++) {
@@ -434,6 +437,8 @@ static void read_drain(struct rbuf *b, struct session_drain_stats *d)
 	d->stacks = v[2];
 	d->stacks_kept = v[3];
 	d->max_fill_pct = v[4] > 100 ? 100 : v[4];
+	d->retired = v[5];
+	d->stacks_freed = v[6];
 }
 
 /* As profile.c sorts them: by tid, then start_id (a reused tid is two threads). */

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "debughint.h"
 #include "folded.h"
+#include "hmap.h"
 #include "output.h"
 #include "profile.h"
 #include "record.h"
@@ -58,6 +59,10 @@ struct recorder {
 	bool *gone;          /* per target id */
 	struct rec_proc *seen; /* processes already snapshot, with their command line */
 	size_t nr_seen;
+	/* the lines of threads that ended, made while recording (see retire()) */
+	struct profile prof;
+	struct folded *lines;
+	bool retire_failed;
 };
 
 /* 'Z' and 'X': exited but not reaped; gone for our purposes. */
@@ -313,6 +318,31 @@ static bool targets_gone(struct recorder *r)
 	return all;
 }
 
+/*
+ * After a drain: the threads that ended become their lines now, and what
+ * only they named (their stacks, their process's maps in the symbolizer) is
+ * freed, so that memory follows what is alive, not what was seen. Lines
+ * made now are those the end would have made (see profile__retire()).
+ */
+static void retire(struct recorder *r)
+{
+	struct hmap busy = {};
+	int err;
+
+	if (r->retire_failed || r->opts.retire == RETIRE_NEVER ||
+	    (r->opts.retire == RETIRE_AUTO && opts__line_ids(&r->opts)))
+		return;
+	err = profile__retire(&r->prof, r->session, r->sym, &r->opts, r->lines, &busy);
+	if (err) {
+		pr_err("cannot add up the stacks of ended threads while recording: %s; "
+		       "their time may be missing", strerror(-err));
+		r->retire_failed = true;
+	} else {
+		symbolizer__forget(r->sym, &busy);
+	}
+	hmap__clear(&busy);
+}
+
 /* A new target process: capture its mappings before it can exit. */
 static int on_new_process(const struct wprof_event *e, void *ctx)
 {
@@ -370,6 +400,8 @@ static const char *record_loop(struct recorder *r)
 			if (r->unw)
 				unwtab__prune(r->unw);
 			symbolizer__prune(r->sym);
+			if (pct >= 0)
+				retire(r);
 		}
 	}
 }
@@ -507,24 +539,19 @@ static int capture_cmdlines(struct recorder *r, struct recording *rec)
 static int finish(struct recorder *r, const char *why)
 {
 	struct recording rec = {};
-	struct profile prof;
-	struct folded *f;
+	struct folded *f = r->lines;
 	int err;
 
 	session__stop(r->session);
-	f = folded__new();
-	if (!f)
-		return -ENOMEM;
-	err = profile__build(&prof, r->session, r->sym, &r->opts, f);
+	err = profile__build(&r->prof, r->session, r->sym, &r->opts, f);
 	if (r->unw)
-		unwtab__stats(r->unw, &prof.unw);
+		unwtab__stats(r->unw, &r->prof.unw);
 	if (err) {
 		pr_err("cannot read the recorded data: %s", strerror(-err));
-		profile__free(&prof);
-		folded__free(f);
 		return err;
 	}
-	err = capture(&rec, &prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
+	r->lines = NULL; /* capture() owns them from here, also on failure */
+	err = capture(&rec, &r->prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
 	if (!err)
 		err = capture_cmdlines(r, &rec);
 	if (err) {
@@ -569,7 +596,9 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
 	r.sym = symbolizer__new();
-	if (!r.gone || !r.sym) {
+	r.lines = folded__new();
+	profile__init(&r.prof, &r.opts);
+	if (!r.gone || !r.sym || !r.lines) {
 		err = -ENOMEM;
 		pr_err("out of memory");
 		goto out;
@@ -660,6 +689,8 @@ out:
 		waitpid(r.child, NULL, 0);
 	}
 	outputs__abort(&r.outs); /* a run that failed leaves the old files */
+	profile__free(&r.prof);
+	folded__free(r.lines);
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);

@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 24 };
+enum { NR_LOSSES = 25 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS 10
@@ -52,6 +52,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
 	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
 	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
+	out[i++] = (struct loss){ "late_keys", p->late_keys };
 }
 
 /* Threads whose tid an earlier thread had (p->threads is sorted by tid). */
@@ -400,6 +401,8 @@ static const struct {
 	{ "unwind_procs_failed", "processes whose maps could not be read or sent for unwinding" },
 	{ "events_lost", "ring buffer events lost (new processes may be unnamed)" },
 	{ "reused_threads_lost", "threads lost because their tid was reused while recording" },
+	{ "late_keys", "samples or off-CPU times of ended threads that came after their stacks "
+		       "were added up while recording (report it: it should not happen)" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */
@@ -465,6 +468,10 @@ void report__summary(const struct recording *r, FILE *f)
 		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
 		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
 		(unsigned long long)ds->stacks, (unsigned long long)ds->stacks_kept, ds->max_fill_pct);
+	if (ds->retired)
+		fprintf(f, "wprof: %llu ended threads made into lines while recording, and %llu "
+			"stacks only they named freed (WPROF_RETIRE)\n",
+			(unsigned long long)ds->retired, (unsigned long long)ds->stacks_freed);
 	print_losses(r, f);
 	if (r->notes)
 		fputs(r->notes, f);

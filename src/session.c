@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "hmap.h"
 #include "session.h"
 #include "tphooks.h"
 #include "store.h"
@@ -48,6 +49,7 @@ struct session {
 	struct session_drain_stats drains;
 	bool drained_final;  /* everything is in the store: the maps are not read again */
 	struct ended *ended; /* while draining */
+	struct in_use *in_use; /* while retiring */
 };
 
 static int libbpf_verbosity;
@@ -935,6 +937,112 @@ int session__for_each_thread(struct session *s, session_thread_fn fn, void *ctx)
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx)
 {
 	return store__for_each_wake(s->store, fn, ctx);
+}
+
+/* What session__retire() found still named: stack ids and pids. */
+struct in_use {
+	struct hmap *ids, *pids;
+	int err;
+};
+
+static void use(struct hmap *h, __u64 k, int *err)
+{
+	void *old;
+
+	if (k && !*err && !hmap__get(h, k, 0))
+		*err = hmap__put(h, k, 0, (void *)1, &old);
+}
+
+static void use_key(struct in_use *u, const struct wprof_key *k)
+{
+	use(u->ids, k->ustack_id, &u->err);
+	use(u->ids, k->kstack_id, &u->err);
+	use(u->pids, k->pid, &u->err);
+}
+
+static int use_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	use_key(ctx, k);
+	return 0;
+}
+
+static int use_wake(const struct wprof_wake_key *k, const struct wprof_val *v, void *ctx)
+{
+	struct in_use *u = ctx;
+
+	use_key(u, &k->blocked);
+	use(u->ids, k->waker_ustack_id, &u->err);
+	use(u->ids, k->waker_kstack_id, &u->err);
+	use(u->pids, k->waker_pid, &u->err);
+	return 0;
+}
+
+static int use_thread(const struct wprof_thread *t, void *ctx)
+{
+	struct in_use *u = ctx;
+	const __u64 ids[] = {
+		t->ustack_id, t->kstack_id, t->waker_ustack_id, t->waker_kstack_id,
+		t->end_ustack_id, t->end_kstack_id, t->pend.kstack_id,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++)
+		use(u->ids, ids[i], &u->err);
+	use(u->pids, t->pid, &u->err);
+	use(u->pids, t->waker_pid, &u->err);
+	return 0;
+}
+
+/* take_entries() callbacks: the maps the BPF side still writes, read in place. */
+static int use_live_thread(struct session *s, const void *key, const void *val)
+{
+	return use_thread(val, s->in_use);
+}
+
+static int use_live_count(struct session *s, const void *key, const void *val)
+{
+	return use_count(key, val, s->in_use);
+}
+
+int session__retire(struct session *s, session_thread_fn thread_fn, session_count_fn count_fn,
+		    void *ctx, struct hmap *busy)
+{
+	struct wprof_bpf *k = s->skel;
+	struct bpf_map *active = s->counts_spare_a ? k->maps.counts_b : k->maps.counts_a;
+	struct hmap ids = {};
+	struct in_use u = { .ids = &ids, .pids = busy };
+	size_t before = store__nr_threads(s->store);
+	long n;
+	int err;
+
+	if (s->opts->wakers || s->drained_final)
+		return 0;
+	err = store__take_ended(s->store, thread_fn, count_fn, ctx);
+	s->drains.retired += before - store__nr_threads(s->store);
+	if (err)
+		return err;
+	/*
+	 * What still names a stack or a process: the store's keys and threads,
+	 * and on the BPF side the live threads' entries (stacks they will reuse)
+	 * and the keys written since the drain.
+	 */
+	store__for_each_count(s->store, use_count, &u);
+	store__for_each_wake(s->store, use_wake, &u);
+	store__for_each_thread(s->store, use_thread, &u);
+	s->in_use = &u;
+	n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
+			 sizeof(struct wprof_thread), false, use_live_thread);
+	if (n >= 0)
+		n = take_entries(s, bpf_map__fd(active), bpf_map__key_size(active),
+				 bpf_map__value_size(active), false, use_live_count);
+	s->in_use = NULL;
+	err = n < 0 ? n : u.err;
+	if (!err) {
+		n = store__sweep_stacks(s->store, &ids);
+		err = n < 0 ? n : 0;
+		s->drains.stacks_freed += n > 0 ? n : 0;
+	}
+	hmap__clear(&ids);
+	return err;
 }
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hmap.h"
 #include "store.h"
+#include "util.h"
 
 /*
  * One key and its summed value. Keys are hashed into an hmap; keys of the
@@ -34,6 +36,7 @@ struct ended_thread {
 /* A stack's frames, no more than it has (most are far shorter than the limit). */
 struct frames {
 	__u32 nr;
+	__u32 unused_sweeps; /* store__sweep_stacks() that found nothing using it, in a row */
 	__u64 ips[];
 };
 
@@ -44,6 +47,7 @@ struct store {
 	size_t nr_threads, cap_threads;
 	struct ended_thread **ended;  /* taken while recording */
 	size_t nr_ended, cap_ended;
+	size_t nr_ended_seen; /* the first ones, there at the last store__take_ended() */
 };
 
 struct store *store__new(void)
@@ -138,6 +142,7 @@ int store__add_stack(struct store *st, __u64 id, const struct wprof_stack *s)
 	if (!f)
 		return -ENOMEM;
 	f->nr = nr;
+	f->unused_sweeps = 0;
 	memcpy(f->ips, s->ips, nr * sizeof(f->ips[0]));
 	err = hmap__put(&st->stacks, id, 0, f, &old);
 	if (err)
@@ -295,4 +300,125 @@ int store__for_each_thread(const struct store *st, store_thread_fn fn, void *ctx
 			return err;
 	}
 	return 0;
+}
+
+/* The thread of @k is one of @set's (keys: tid, start_id). */
+static bool in_set(const struct hmap *set, const struct wprof_key *k)
+{
+	return hmap__get(set, k->tid, k->start_id) != NULL;
+}
+
+/*
+ * Take the sums of @h whose thread @set has out, handing each to @fn first
+ * (@fn NULL: none). Chains are filtered after the walk, so that deleting a
+ * slot (which moves others) never skips or repeats one.
+ */
+static int take_sums(struct hmap *h, const struct hmap *set, store_count_fn fn, void *ctx)
+{
+	__u64 *hashes = NULL;
+	size_t nr = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < h->cap && !err; i++) {
+		const struct sum *s = h->slots[i].val;
+		bool hit = false;
+
+		for (; s && !err; s = s->next) {
+			if (!in_set(set, (const void *)s->key))
+				continue;
+			hit = true;
+			if (fn)
+				err = fn((const void *)s->key, &s->val, ctx);
+		}
+		if (hit && !err && !(err = array_reserve(&hashes, &cap, nr, sizeof(*hashes), 64)))
+			hashes[nr++] = h->slots[i].k1;
+	}
+	for (size_t i = 0; i < nr && !err; i++) {
+		struct sum *head = hmap__get(h, hashes[i], 0), **pp = &head, *s;
+		void *old;
+
+		while ((s = *pp)) {
+			if (in_set(set, (const void *)s->key)) {
+				*pp = s->next;
+				free(s);
+			} else {
+				pp = &s->next;
+			}
+		}
+		if (head)
+			hmap__put(h, hashes[i], 0, head, &old); /* a replacement: never grows */
+		else
+			hmap__del(h, hashes[i], 0);
+	}
+	free(hashes);
+	return err;
+}
+
+int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_fn count_fn,
+		      void *ctx)
+{
+	size_t n = st->nr_ended_seen < st->nr_ended ? st->nr_ended_seen : st->nr_ended;
+	struct hmap set = {};
+	struct wprof_thread t;
+	int err = 0;
+
+	/*
+	 * Only the threads there at the last call, a drain ago: a sample the
+	 * kernel took on a thread's way out, after the drain that took its
+	 * entry, has reached the store by the next one.
+	 */
+	st->nr_ended_seen = st->nr_ended;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		void *old;
+
+		err = hmap__put(&set, st->ended[i]->tid, st->ended[i]->start_id, st->ended[i], &old);
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		expand(st->ended[i], &t);
+		err = thread_fn(&t, ctx);
+	}
+	/* once handed over, taken out even on failure: never handed over twice */
+	if (!err)
+		err = take_sums(&st->counts, &set, count_fn, ctx);
+	if (!err)
+		err = take_sums(&st->wakes, &set, NULL, NULL);
+	if (!err) {
+		for (size_t i = 0; i < n; i++)
+			free(st->ended[i]);
+		memmove(st->ended, st->ended + n, (st->nr_ended - n) * sizeof(*st->ended));
+		st->nr_ended -= n;
+		st->nr_ended_seen -= n;
+	}
+	hmap__clear(&set);
+	return err;
+}
+
+long store__sweep_stacks(struct store *st, const struct hmap *used)
+{
+	__u64 *gone = NULL;
+	size_t nr = 0, cap = 0;
+	long err = 0;
+
+	for (size_t i = 0; i < st->stacks.cap; i++) {
+		struct frames *f = st->stacks.slots[i].val;
+
+		if (!f)
+			continue;
+		if (hmap__get(used, st->stacks.slots[i].k1, 0)) {
+			f->unused_sweeps = 0;
+			continue;
+		}
+		if (++f->unused_sweeps < 2)
+			continue;
+		err = array_reserve(&gone, &cap, nr, sizeof(*gone), 256);
+		if (err)
+			break;
+		gone[nr++] = st->stacks.slots[i].k1;
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(hmap__del(&st->stacks, gone[i], 0));
+	free(gone);
+	return err ? err : (long)nr;
 }

@@ -41,4 +41,25 @@ int store__for_each_count(const struct store *st, store_count_fn fn, void *ctx);
 int store__for_each_wake(const struct store *st, store_wake_fn fn, void *ctx);
 int store__for_each_thread(const struct store *st, store_thread_fn fn, void *ctx);
 
+/*
+ * Hand the threads that ended (those kept compact: nothing is pending at
+ * their end) and were there at the previous call to @thread_fn, each once,
+ * then the keys of times by stacks of those threads to @count_fn, and take
+ * them all out of the store (their wakes too). What was handed over is gone even when a callback fails: 0,
+ * the first non-zero return of a callback, or -ENOMEM.
+ */
+int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_fn count_fn,
+		      void *ctx);
+
+/*
+ * Free the stacks that nothing used at this sweep nor at the one before:
+ * @used holds the ids (key (id, 0)) of every stack still referenced, by the
+ * store's keys and by whatever else may still name one. Two sweeps in a row,
+ * not one, so that an id a BPF program was writing into a key while @used
+ * was gathered is seen at the next. How many stacks were freed, or -ENOMEM
+ * (then fewer were).
+ */
+struct hmap;
+long store__sweep_stacks(struct store *st, const struct hmap *used);
+
 #endif /* WPROF_STORE_H */

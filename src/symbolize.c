@@ -72,6 +72,7 @@ struct proc {
 	bool jit_untrusted; /* counted in stats.jit_untrusted */
 	bool jit_truncated; /* counted in stats.jit_truncated */
 	bool live;          /* in symbolizer.live: not seen ended yet */
+	__u32 unnamed_calls; /* ended: symbolizer__forget() calls in a row that found it unnamed */
 };
 
 /* A file whose code fell back to file+0xOFF, with how many frames did. */
@@ -477,6 +478,49 @@ void symbolizer__prune(struct symbolizer *s)
 		proc__compact(p);
 	}
 	s->nr_live = j;
+}
+
+size_t symbolizer__forget(struct symbolizer *s, const struct hmap *busy)
+{
+	struct hmap gone = {};
+	__u64 *keys = NULL;
+	size_t nr = 0, cap = 0, forgotten = 0;
+	void *old;
+
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		struct proc *p = s->procs.slots[i].val;
+		__u64 pid = s->procs.slots[i].k1;
+
+		if (!p || p->live)
+			continue;
+		if (hmap__get(busy, pid, 0)) {
+			p->unnamed_calls = 0;
+			continue;
+		}
+		/* twice in a row: a key a BPF program was writing as @busy was gathered is seen */
+		if (++p->unnamed_calls >= 2 && hmap__put(&gone, pid, 0, p, &old))
+			break;
+	}
+	for (size_t i = 0; i < gone.cap; i++) {
+		if (!gone.slots[i].val)
+			continue;
+		proc__free(hmap__del(&s->procs, gone.slots[i].k1, 0));
+		forgotten++;
+	}
+	/* their cached names: keyed (pid | inlines << 32, ip) */
+	for (size_t i = 0; forgotten && i < s->names.cap; i++) {
+		if (!s->names.slots[i].val || !hmap__get(&gone, (__u32)s->names.slots[i].k1, 0))
+			continue;
+		if (array_reserve(&keys, &cap, nr, 2 * sizeof(*keys), 256))
+			break; /* the rest stays cached: stale for no process, only memory */
+		keys[2 * nr] = s->names.slots[i].k1;
+		keys[2 * nr++ + 1] = s->names.slots[i].k2;
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(hmap__del(&s->names, keys[2 * i], keys[2 * i + 1]));
+	free(keys);
+	hmap__clear(&gone);
+	return forgotten;
 }
 
 /* Re-read the perf map; a failure only means no JIT names (yet). */

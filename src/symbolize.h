@@ -61,6 +61,16 @@ int symbolizer__add_pid(struct symbolizer *s, int pid);
 void symbolizer__prune(struct symbolizer *s);
 
 /*
+ * Forget the processes seen ended (symbolizer__prune()) that nothing names
+ * any more, at the second call in a row that finds them so: their maps,
+ * perf map and cached names go, and later names of their addresses fall
+ * back to "[unknown-pid-N]". @busy holds the pids still named (keys
+ * (pid, 0), see session__retire()). How many were forgotten.
+ */
+struct hmap;
+size_t symbolizer__forget(struct symbolizer *s, const struct hmap *busy);
+
+/*
  * Name the user address @ip of @pid. @ip is exact: the caller has already
  * subtracted 1 from return addresses. Writes into @buf (truncated to
  * @size - 1 bytes):

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "hmap.h"
 #include "store.h"
 #include "unit.h"
 #include "util.h"
@@ -118,10 +119,120 @@ static void test_threads(void)
 	store__free(st);
 }
 
+struct taken {
+	int threads, counts, counts_first; /* counts handed over before every thread was */
+	__u32 tids[4];
+};
+
+static int take_thread(const struct wprof_thread *t, void *ctx)
+{
+	struct taken *tk = ctx;
+
+	if (tk->threads < 4)
+		tk->tids[tk->threads] = t->tid;
+	tk->threads++;
+	return 0;
+}
+
+static int take_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	struct taken *tk = ctx;
+
+	tk->counts++;
+	tk->counts_first += tk->threads < 2;
+	return 0;
+}
+
+static int count_keys(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * Ended threads are handed over a call after they came (a drain later), with
+ * all their keys after all of them, and then gone; live threads, other
+ * threads' keys and a thread of a reused tid (another start_id) stay.
+ */
+static void test_take_ended(void)
+{
+	struct store *st = store__new();
+	struct wprof_thread live = { .pid = 5, .tid = 6 }, e1 = { .pid = 5, .tid = 7, .exit_ns = 9 };
+	struct wprof_thread e2 = { .pid = 8, .tid = 8, .exit_ns = 9, .start_id = 2 };
+	struct wprof_key k = { .pid = 5, .tid = 7, .ustack_id = 1, .state = WPROF_OFF_SLEEP };
+	struct wprof_val v = { .count = 1, .total_ns = 10 };
+	struct taken tk = {};
+	int left = 0;
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	store__add_thread(st, &live);
+	store__add_thread(st, &e1);
+	store__add_count(st, &k, &v); /* e1's, two states */
+	k.state = WPROF_OFF_RUNQ;
+	store__add_count(st, &k, &v);
+	k.tid = 6; /* the live thread's */
+	store__add_count(st, &k, &v);
+	CHECK_EQ_S64(store__take_ended(st, take_thread, take_count, &tk), 0, "first call");
+	CHECK_EQ_U64(tk.threads + tk.counts, 0, "nothing handed over at the first call: "
+		     "a drain's grace");
+	store__add_thread(st, &e2);
+	k.pid = k.tid = 8; /* e2's key, and one of an earlier thread of its tid */
+	k.start_id = 2;
+	store__add_count(st, &k, &v);
+	k.start_id = 1;
+	store__add_count(st, &k, &v);
+	CHECK_EQ_S64(store__take_ended(st, take_thread, take_count, &tk), 0, "second call");
+	CHECK(tk.threads == 1 && tk.tids[0] == 7, "the thread there at the first call, alone");
+	CHECK_EQ_U64(tk.counts, 2, "its two keys");
+	CHECK_EQ_U64(tk.counts_first, 2, "handed over after the threads");
+	store__for_each_count(st, count_keys, &left);
+	CHECK_EQ_U64(left, 3, "the live thread's key and tid 8's two stay");
+	CHECK_EQ_U64(store__nr_threads(st), 2, "the live one and e2 stay");
+	tk = (struct taken){};
+	store__take_ended(st, take_thread, take_count, &tk);
+	CHECK(tk.threads == 1 && tk.tids[0] == 8 && tk.counts == 1,
+	      "e2 the call after, with its key, not its tid's earlier thread's");
+	left = 0;
+	store__for_each_count(st, count_keys, &left);
+	CHECK_EQ_U64(left, 2, "two keys left");
+	tk = (struct taken){};
+	store__take_ended(st, take_thread, take_count, &tk);
+	CHECK_EQ_U64(tk.threads + tk.counts, 0, "nothing is handed over twice");
+	store__free(st);
+}
+
+/* A stack is freed at the second sweep in a row that finds it unused, not the first. */
+static void test_sweep(void)
+{
+	struct store *st = store__new();
+	struct wprof_stack s = { .nr = 1, .ips = { 1 } }, out;
+	struct hmap used = {};
+	void *old;
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	for (__u64 id = 1; id <= 3; id++)
+		store__add_stack(st, id, &s);
+	hmap__put(&used, 1, 0, (void *)1, &old);
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 0, "first sweep: nothing freed");
+	hmap__put(&used, 2, 0, (void *)1, &old); /* 2 named again */
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 1, "second sweep: one freed");
+	CHECK(store__stack(st, 3, &out) == -ENOENT, "the one unused twice in a row");
+	CHECK(!store__stack(st, 1, &out) && !store__stack(st, 2, &out), "the others stay");
+	hmap__clear(&used);
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 0, "2 unused once since it was named: stays");
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 2, "then both go");
+	CHECK_EQ_U64(store__nr_stacks(st), 0, "none left");
+	store__free(st);
+}
+
 int main(void)
 {
 	test_counts();
 	test_stacks();
 	test_threads();
+	test_take_ended();
+	test_sweep();
 	return unit_done();
 }
