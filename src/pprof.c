@@ -318,7 +318,7 @@ static int add_sample(const char *line, __u64 weight, __u64 count, __u64 max, vo
 	pb_msg(&pp->sample, SAMPLE_VALUE, &pp->packed);
 	label_str(pp, "state", state_of(rl.kind), strlen(state_of(rl.kind)));
 	label_str(pp, "thread", rl.comm.s, rl.comm.len);
-	t = pp->ids ? rec_info__thread(pp->p, rl.tid) : NULL;
+	t = pp->ids ? rec_info__thread_of(pp->p, rl.pid, rl.tid) : NULL;
 	if (t && t->pcomm[0])
 		label_str(pp, "process", t->pcomm, strlen(t->pcomm));
 	if (pp->ids) {

@@ -80,6 +80,20 @@ void rec_info__date(const struct rec_info *ri, char *buf, size_t size)
 		snprintf(buf, size, "%llu s after the epoch", (unsigned long long)t);
 }
 
+const struct thread_acct *rec_info__thread_of(const struct profile *p, __u32 pid, __u32 tid)
+{
+	const struct thread_acct *t = rec_info__thread(p, tid), *end = p->threads + p->nr_threads;
+
+	if (!t)
+		return NULL;
+	while (t > p->threads && t[-1].tid == tid)
+		t--;
+	for (; t < end && t->tid == tid; t++)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
 const struct thread_acct *rec_info__thread(const struct profile *p, __u32 tid)
 {
 	size_t lo = 0, hi = p->nr_threads;

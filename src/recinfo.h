@@ -29,5 +29,10 @@ void rec_info__date(const struct rec_info *ri, char *buf, size_t size);
 
 /* The thread @tid of @p (its threads are sorted by tid), or NULL. */
 const struct thread_acct *rec_info__thread(const struct profile *p, __u32 tid);
+/*
+ * The thread @tid of process @pid: of the threads a reused tid was, the
+ * first of @pid (a line tells no more), or NULL.
+ */
+const struct thread_acct *rec_info__thread_of(const struct profile *p, __u32 pid, __u32 tid);
 
 #endif /* WPROF_RECINFO_H */

@@ -444,7 +444,7 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 		c->buf = b;
 		c->cap = len;
 	}
-	t = c->ids ? rec_info__thread(c->p, rl.tid) : NULL;
+	t = c->ids ? rec_info__thread_of(c->p, rl.pid, rl.tid) : NULL;
 	idle = t && profile__asleep(t);
 	if (c->tag_leaf)
 		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.comm.len, rl.comm.s,

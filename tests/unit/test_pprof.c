@@ -329,11 +329,14 @@ static struct folded *lines_of(const char *const *lines, size_t n)
 static int roundtrip_with(const char *const *lines, size_t n, bool tag_leaf,
 			  const struct origins *origins, struct prof *pr, unsigned char **raw)
 {
-	struct thread_acct th[2] = {
+	/* sorted by tid, then start_id: tid 101 was reused by a thread of pid 300 */
+	struct thread_acct th[3] = {
 		{ .pid = 100, .tid = 101, .comm = "work", .pcomm = "app", .selected = true },
+		{ .pid = 300, .tid = 101, .start_id = 1, .comm = "late", .pcomm = "later",
+		  .selected = true },
 		{ .pid = 100, .tid = 102, .comm = "pool", .pcomm = "app", .selected = true },
 	};
-	struct profile p = { .threads = th, .nr_threads = 2, .window_ns = 2000000000,
+	struct profile p = { .threads = th, .nr_threads = 3, .window_ns = 2000000000,
 			     .period_ns = 10101010 };
 	struct recording r = { .tag_leaf = tag_leaf, .ids = true, .inlines = true, .prof = p };
 	struct rec_info ri = { .target = "pid 100 (app)", .program = "app",
@@ -521,6 +524,7 @@ static void test_mappings(void)
 	static const char *const lines[] = {
 		"on-cpu;100;101;work;main;leaf;twice;schedule_[k] 10",
 		"on-cpu;200;201;other;main;leaf;unknown 20",
+		"on-cpu;300;101;late;main 5",
 	};
 	struct origins o = {};
 	unsigned char *raw = NULL;
@@ -528,7 +532,7 @@ static void test_mappings(void)
 	long app = origins__add(&o, "/srv/app", "aa01"), tool = origins__add(&o, "/bin/tool", ""),
 	     libc = origins__add(&o, "/lib/libc.so.6", "cc03"),
 	     kernel = origins__add(&o, "[kernel.kallsyms]", "dd04");
-	const struct sample *s100 = NULL, *s200 = NULL;
+	const struct sample *s100 = NULL, *s200 = NULL, *s300 = NULL;
 	int err = 0;
 
 	CHECK(app == 0 && tool == 1 && libc == 2 && kernel == 3, "origins get indexes in order");
@@ -561,9 +565,14 @@ static void test_mappings(void)
 			s100 = &pr->samples[i];
 		if (!strcmp(label(pr, &pr->samples[i], "pid"), "200"))
 			s200 = &pr->samples[i];
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "300"))
+			s300 = &pr->samples[i];
 	}
-	if (!CHECK(s100 && s200, "a sample of each process"))
+	if (!CHECK(s100 && s200 && s300, "a sample of each process"))
 		goto out;
+	CHECK_STREQ(label(pr, s100, "process"), "app", "tid 101 of pid 100: process app");
+	CHECK_STREQ(label(pr, s300, "process"), "later",
+		    "tid 101 reused by pid 300: the process of that pid's thread");
 	CHECK_STREQ(mapping_of(pr, 1), "app@", "mapping 1: the program's, for frames of no file");
 	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01", "main of 100: the app's mapping");
 	CHECK_STREQ(mapping_at(pr, s200, "main"), "/bin/tool@",
