@@ -401,8 +401,10 @@ fi
 
 # `wprof record -a` while churn runs CHURN_PROCS processes (fork, exec, 4
 # naps, exit) in phases of 1000, with a pause after each; wprof's VmRSS is
-# read in each pause, a drain (1 s) after the phase's end. Sets churn_rss to
-# "PROCS KIB" lines, or churn_off to why there is none.
+# read in each pause, a drain (1 s) after the phase's end, with the tasks the
+# machine created so far (/proc/stat's processes: -a sees them all, churn's
+# and any other's). Sets churn_rss to "PROCS KIB TASKS" lines, or churn_off
+# to why there is none.
 CHURN_PROCS=${BENCH_CHURN_PROCS:-10000}
 churn_rss=""
 churn_off=""
@@ -424,7 +426,7 @@ churn_run() {
 			seen=$n
 			procs=$(awk 'END { print $4 }' "$clog")
 			sleep 1.1
-			churn_rss="$churn_rss$procs $(awk '/^VmRSS:/ { print $2 }' "/proc/$tool_pid/status")
+			churn_rss="$churn_rss$procs $(awk '/^VmRSS:/ { print $2 }' "/proc/$tool_pid/status") $(awk '/^processes / { print $2 }' /proc/stat)
 "
 			printf 'churn: %s processes, wprof RSS %s KiB\n' "$procs" \
 				"$(echo "$churn_rss" | awk 'NF { r = $2 } END { print r }')"
@@ -606,11 +608,13 @@ if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 fi
 if [ -n "$churn_rss" ]; then
 	echo "$churn_rss" | awk -v goal="flat" 'NF {
-		if (!first) { first = $1; r1 = $2 } last = $1; r2 = $2 }
+		if (!first) { first = $1; r1 = $2; t1 = $3 } last = $1; r2 = $2; t2 = $3 }
 		END {
 			d = last > first ? (r2 - r1) * 1024 / (last - first) : 0
-			printf "| wprof record -a under churn, RSS | %.1f MiB after %d processes, %.1f MiB after %d (%+.0f bytes per process) | | | %s: %s |\n",
-				r1 / 1024, first, r2 / 1024, last, d, goal, d < 512 ? "met" : "**not met**"
+			dt = t2 > t1 ? (r2 - r1) * 1024 / (t2 - t1) : 0
+			printf "| wprof record -a under churn, RSS | %.1f MiB after %d processes, %.1f MiB after %d (%+.0f bytes per churn process; %+.0f per task the machine made, %d of them) | | | %s: %s |\n",
+				r1 / 1024, first, r2 / 1024, last, d, dt, t2 - t1, goal,
+				dt < 512 ? "met" : "**not met**"
 		}'
 else
 	echo "| wprof record -a under churn, RSS | ${churn_off:-failed: no figure} | | | |"
