@@ -36,10 +36,11 @@ enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
 
 /*
  * When the lines of threads that ended are made (WPROF_RETIRE): while
- * recording, after the drain that took them, so that what only they named
- * is freed (auto: unless the lines carry thread ids, then each thread's
- * lines as text outweigh what they are made from), or at the end. Never
- * with --wakers: a waker's stacks are another process's.
+ * recording, a drain after the one that took them, so that what only they
+ * named is freed (auto: in batches of 512 threads, and not when the lines
+ * carry thread ids, then each thread's lines as text outweigh what they are
+ * made from; always: at every drain), or at the end. Never with --wakers: a
+ * waker's stacks are another process's.
  */
 enum retire { RETIRE_AUTO, RETIRE_ALWAYS, RETIRE_NEVER };
 

@@ -866,20 +866,22 @@ static int retire_count(const struct wprof_key *k, const struct wprof_val *v, vo
 }
 
 int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym,
-		    const struct record_opts *o, struct folded *out, struct hmap *busy)
+		    const struct record_opts *o, size_t min_threads, struct folded *out,
+		    struct hmap *busy)
 {
 	struct builder b;
 	size_t before = p->nr_threads;
-	int err = builder_init(&b, p, s, sym, o, out);
+	int ret = builder_init(&b, p, s, sym, o, out), err;
 
-	if (!err)
-		err = session__retire(s, retire_thread, retire_count, &b, busy);
-	if (!err && !b.finished)
+	if (!ret)
+		ret = session__retire(s, min_threads, retire_thread, retire_count, &b, busy);
+	err = ret < 0 ? ret : 0;
+	if (ret > 0 && !b.finished)
 		finish_threads(&b); /* threads without a key */
-	if (!err && p->nr_threads > before)
+	if (ret > 0 && p->nr_threads > before)
 		err = emit_all(&b);
 	builder_free(&b);
-	return err;
+	return err ? err : ret;
 }
 
 int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,

@@ -75,14 +75,16 @@ struct profile {
 void profile__init(struct profile *p, const struct record_opts *o);
 
 /*
- * While recording, after a drain: make the lines of the threads that ended
- * (session__retire()) into @out, as profile__build() would have at the end,
- * and keep their rows, marked retired; @busy gets the pids still named. 0 or
+ * While recording, after every drain: make the lines of the threads that
+ * ended (session__retire(), once @min_threads are ripe) into @out, as
+ * profile__build() would have at the end, and keep their rows, marked
+ * retired; @busy gets the pids still named. 1 when done, 0 when not yet, or
  * -errno.
  */
 struct hmap;
 int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym,
-		    const struct record_opts *o, struct folded *out, struct hmap *busy);
+		    const struct record_opts *o, size_t min_threads, struct folded *out,
+		    struct hmap *busy);
 
 /*
  * Read the detached session's maps, close the intervals still open at the

@@ -323,21 +323,28 @@ static bool targets_gone(struct recorder *r)
  * only they named (their stacks, their process's maps in the symbolizer) is
  * freed, so that memory follows what is alive, not what was seen. Lines
  * made now are those the end would have made (see profile__retire()).
+ * By the default, only once RETIRE_BATCH threads are waiting: symbolizing
+ * takes CPU from what is recorded (the first time, reading the ELF files:
+ * ~100 ms here), which a recording whose threads seldom end should not pay
+ * before its end; memory then stays within that many threads' worth.
  */
+#define RETIRE_BATCH 512
+
 static void retire(struct recorder *r)
 {
+	size_t min = r->opts.retire == RETIRE_ALWAYS ? 1 : RETIRE_BATCH;
 	struct hmap busy = {};
-	int err;
+	int ret;
 
 	if (r->retire_failed || r->opts.retire == RETIRE_NEVER ||
 	    (r->opts.retire == RETIRE_AUTO && opts__line_ids(&r->opts)))
 		return;
-	err = profile__retire(&r->prof, r->session, r->sym, &r->opts, r->lines, &busy);
-	if (err) {
+	ret = profile__retire(&r->prof, r->session, r->sym, &r->opts, min, r->lines, &busy);
+	if (ret < 0) {
 		pr_err("cannot add up the stacks of ended threads while recording: %s; "
-		       "their time may be missing", strerror(-err));
+		       "their time may be missing", strerror(-ret));
 		r->retire_failed = true;
-	} else {
+	} else if (ret > 0) {
 		symbolizer__forget(r->sym, &busy);
 	}
 	hmap__clear(&busy);

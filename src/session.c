@@ -1003,8 +1003,8 @@ static int use_live_count(struct session *s, const void *key, const void *val)
 	return use_count(key, val, s->in_use);
 }
 
-int session__retire(struct session *s, session_thread_fn thread_fn, session_count_fn count_fn,
-		    void *ctx, struct hmap *busy)
+int session__retire(struct session *s, size_t min_threads, session_thread_fn thread_fn,
+		    session_count_fn count_fn, void *ctx, struct hmap *busy)
 {
 	struct wprof_bpf *k = s->skel;
 	struct bpf_map *active = s->counts_spare_a ? k->maps.counts_b : k->maps.counts_a;
@@ -1015,6 +1015,8 @@ int session__retire(struct session *s, session_thread_fn thread_fn, session_coun
 	int err;
 
 	if (s->opts->wakers || s->drained_final)
+		return 0;
+	if (store__ripen(s->store) < min_threads)
 		return 0;
 	err = store__take_ended(s->store, thread_fn, count_fn, ctx);
 	s->drains.retired += before - store__nr_threads(s->store);
@@ -1042,7 +1044,7 @@ int session__retire(struct session *s, session_thread_fn thread_fn, session_coun
 		s->drains.stacks_freed += n > 0 ? n : 0;
 	}
 	hmap__clear(&ids);
-	return err;
+	return err ? err : 1;
 }
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)

@@ -73,19 +73,21 @@ typedef int (*session_wake_fn)(const struct wprof_wake_key *k, const struct wpro
 			       void *ctx);
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 /*
- * While recording, after a drain: hand the threads that ended, and were
- * drained, to @thread_fn, then their keys of times by stacks to @count_fn,
- * and forget them; then free the stacks that nothing names any more (not
- * the store, not a live thread's entry, not the maps being filled). Into
- * @busy (keys (pid, 0)) go the pids that something still names: what the
- * symbolizer must keep. So memory stays bounded by what is alive and by the
- * distinct stacks, not by the threads seen. Not with --wakers (a waker's
- * stacks are those of another process, named at the end): 0, nothing done.
- * 0 or -errno (-ENOMEM, a callback's).
+ * While recording, after every drain: once at least @min_threads threads
+ * that ended were drained a drain ago or more (see store__ripen()), hand
+ * them to @thread_fn, then their keys of times by stacks to @count_fn, and
+ * forget them; then free the stacks that nothing names any more (not the
+ * store, not a live thread's entry, not the maps being filled). Into @busy
+ * (keys (pid, 0)) go the pids that something still names: what the
+ * symbolizer must keep. So memory stays bounded by what is alive, the
+ * distinct stacks and @min_threads, not by the threads seen. Not with
+ * --wakers (a waker's stacks are those of another process, named at the
+ * end). 1 when done (@busy filled), 0 when not (too few threads, --wakers),
+ * or -errno (-ENOMEM, a callback's).
  */
 struct hmap;
-int session__retire(struct session *s, session_thread_fn thread_fn, session_count_fn count_fn,
-		    void *ctx, struct hmap *busy);
+int session__retire(struct session *s, size_t min_threads, session_thread_fn thread_fn,
+		    session_count_fn count_fn, void *ctx, struct hmap *busy);
 /* Frames of stack `id`, leaf first. 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);

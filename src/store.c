@@ -47,7 +47,8 @@ struct store {
 	size_t nr_threads, cap_threads;
 	struct ended_thread **ended;  /* taken while recording */
 	size_t nr_ended, cap_ended;
-	size_t nr_ended_seen; /* the first ones, there at the last store__take_ended() */
+	/* the first nr_marked were there at the last store__ripen(), nr_ripe at the one before */
+	size_t nr_marked, nr_ripe;
 };
 
 struct store *store__new(void)
@@ -354,20 +355,21 @@ static int take_sums(struct hmap *h, const struct hmap *set, store_count_fn fn, 
 	return err;
 }
 
+size_t store__ripen(struct store *st)
+{
+	st->nr_ripe = st->nr_marked;
+	st->nr_marked = st->nr_ended;
+	return st->nr_ripe;
+}
+
 int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_fn count_fn,
 		      void *ctx)
 {
-	size_t n = st->nr_ended_seen < st->nr_ended ? st->nr_ended_seen : st->nr_ended;
+	size_t n = st->nr_ripe;
 	struct hmap set = {};
 	struct wprof_thread t;
 	int err = 0;
 
-	/*
-	 * Only the threads there at the last call, a drain ago: a sample the
-	 * kernel took on a thread's way out, after the drain that took its
-	 * entry, has reached the store by the next one.
-	 */
-	st->nr_ended_seen = st->nr_ended;
 	if (!n)
 		return 0;
 	for (size_t i = 0; i < n && !err; i++) {
@@ -389,7 +391,8 @@ int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_f
 			free(st->ended[i]);
 		memmove(st->ended, st->ended + n, (st->nr_ended - n) * sizeof(*st->ended));
 		st->nr_ended -= n;
-		st->nr_ended_seen -= n;
+		st->nr_marked -= n;
+		st->nr_ripe = 0;
 	}
 	hmap__clear(&set);
 	return err;

@@ -42,8 +42,16 @@ int store__for_each_wake(const struct store *st, store_wake_fn fn, void *ctx);
 int store__for_each_thread(const struct store *st, store_thread_fn fn, void *ctx);
 
 /*
- * Hand the threads that ended (those kept compact: nothing is pending at
- * their end) and were there at the previous call to @thread_fn, each once,
+ * Call once a drain: the ended threads that were there at the previous call
+ * become ripe (a drain's grace: a sample the kernel took on a thread's way
+ * out, after the drain that took its entry, has reached the store by the
+ * next one). How many are ripe.
+ */
+size_t store__ripen(struct store *st);
+
+/*
+ * Hand the ripe threads that ended (those kept compact: nothing is pending
+ * at their end; see store__ripen()) to @thread_fn, each once,
  * then the keys of times by stacks of those threads to @count_fn, and take
  * them all out of the store (their wakes too). What was handed over is gone even when a callback fails: 0,
  * the first non-zero return of a callback, or -ENOMEM.

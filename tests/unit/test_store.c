@@ -143,6 +143,13 @@ static int take_count(const struct wprof_key *k, const struct wprof_val *v, void
 	return 0;
 }
 
+/* What session__retire() does after each drain: ripen, then take the ripe. */
+static int after_drain(struct store *st, struct taken *tk)
+{
+	store__ripen(st);
+	return store__take_ended(st, take_thread, take_count, tk);
+}
+
 static int count_keys(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	(*(int *)ctx)++;
@@ -150,7 +157,7 @@ static int count_keys(const struct wprof_key *k, const struct wprof_val *v, void
 }
 
 /*
- * Ended threads are handed over a call after they came (a drain later), with
+ * Ended threads are handed over a drain after they came, with
  * all their keys after all of them, and then gone; live threads, other
  * threads' keys and a thread of a reused tid (another start_id) stay.
  */
@@ -173,7 +180,7 @@ static void test_take_ended(void)
 	store__add_count(st, &k, &v);
 	k.tid = 6; /* the live thread's */
 	store__add_count(st, &k, &v);
-	CHECK_EQ_S64(store__take_ended(st, take_thread, take_count, &tk), 0, "first call");
+	CHECK_EQ_S64(after_drain(st, &tk), 0, "first call");
 	CHECK_EQ_U64(tk.threads + tk.counts, 0, "nothing handed over at the first call: "
 		     "a drain's grace");
 	store__add_thread(st, &e2);
@@ -182,7 +189,7 @@ static void test_take_ended(void)
 	store__add_count(st, &k, &v);
 	k.start_id = 1;
 	store__add_count(st, &k, &v);
-	CHECK_EQ_S64(store__take_ended(st, take_thread, take_count, &tk), 0, "second call");
+	CHECK_EQ_S64(after_drain(st, &tk), 0, "second call");
 	CHECK(tk.threads == 1 && tk.tids[0] == 7, "the thread there at the first call, alone");
 	CHECK_EQ_U64(tk.counts, 2, "its two keys");
 	CHECK_EQ_U64(tk.counts_first, 2, "handed over after the threads");
@@ -190,14 +197,14 @@ static void test_take_ended(void)
 	CHECK_EQ_U64(left, 3, "the live thread's key and tid 8's two stay");
 	CHECK_EQ_U64(store__nr_threads(st), 2, "the live one and e2 stay");
 	tk = (struct taken){};
-	store__take_ended(st, take_thread, take_count, &tk);
+	after_drain(st, &tk);
 	CHECK(tk.threads == 1 && tk.tids[0] == 8 && tk.counts == 1,
 	      "e2 the call after, with its key, not its tid's earlier thread's");
 	left = 0;
 	store__for_each_count(st, count_keys, &left);
 	CHECK_EQ_U64(left, 2, "two keys left");
 	tk = (struct taken){};
-	store__take_ended(st, take_thread, take_count, &tk);
+	after_drain(st, &tk);
 	CHECK_EQ_U64(tk.threads + tk.counts, 0, "nothing is handed over twice");
 	store__free(st);
 }
