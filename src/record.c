@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,8 @@ struct recorder {
 	int exec_err_fd;     /* child reports exec failure here */
 	bool *gone;          /* per target id */
 	struct rec_proc *seen; /* processes already snapshot, with their command line */
-	size_t nr_seen;
+	size_t nr_seen, cap_seen;
+	struct hmap seen_ids;  /* pid -> its index in seen, plus 1 */
 	/* the lines of threads that ended, made while recording (see retire()) */
 	struct profile prof;
 	struct folded *lines;
@@ -193,12 +195,12 @@ static int release_child(struct recorder *r)
 	return 0;
 }
 
+/* By a table, not a search: -a looks up every pid of /proc ten times a second. */
 static struct rec_proc *seen_pid(struct recorder *r, __u32 pid)
 {
-	for (size_t i = 0; i < r->nr_seen; i++)
-		if (r->seen[i].pid == pid)
-			return &r->seen[i];
-	return NULL;
+	uintptr_t i = (uintptr_t)hmap__get(&r->seen_ids, pid, 0);
+
+	return i ? &r->seen[i - 1] : NULL;
 }
 
 /*
@@ -236,10 +238,11 @@ static void snapshot(struct recorder *r, __u32 pid)
 	struct rec_proc *p = seen_pid(r, pid);
 
 	if (!p) {
-		p = realloc(r->seen, (r->nr_seen + 1) * sizeof(*p));
-		if (!p)
+		void *old;
+
+		if (array_reserve(&r->seen, &r->cap_seen, r->nr_seen, sizeof(*r->seen), 256) ||
+		    hmap__put(&r->seen_ids, pid, 0, (void *)(uintptr_t)(r->nr_seen + 1), &old))
 			return;
-		r->seen = p;
 		p = &r->seen[r->nr_seen++];
 		p->pid = pid;
 		p->cmdline = NULL;
@@ -521,21 +524,27 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 /* The command lines of the processes the recording has threads of, into @rec. */
 static int capture_cmdlines(struct recorder *r, struct recording *rec)
 {
+	struct hmap has_threads = {};
+	int err = 0;
+
 	rec->procs = calloc(r->nr_seen + 1, sizeof(*rec->procs));
 	if (!rec->procs)
 		return -ENOMEM;
-	for (size_t i = 0; i < r->nr_seen; i++) {
-		struct rec_proc *p = &r->seen[i];
-		bool has_threads = false;
+	for (size_t t = 0; t < rec->prof.nr_threads && !err; t++) {
+		void *old;
 
-		for (size_t t = 0; t < rec->prof.nr_threads && !has_threads; t++)
-			has_threads = rec->prof.threads[t].pid == p->pid;
-		if (!p->cmdline || !has_threads)
+		err = hmap__put(&has_threads, rec->prof.threads[t].pid, 0, (void *)1, &old);
+	}
+	for (size_t i = 0; i < r->nr_seen && !err; i++) {
+		struct rec_proc *p = &r->seen[i];
+
+		if (!p->cmdline || !hmap__get(&has_threads, p->pid, 0))
 			continue;
 		rec->procs[rec->nr_procs++] = *p;
 		p->cmdline = NULL;
 	}
-	return 0;
+	hmap__clear(&has_threads);
+	return err;
 }
 
 /*
@@ -707,6 +716,7 @@ out:
 	for (size_t i = 0; i < r.nr_seen; i++)
 		free(r.seen[i].cmdline);
 	free(r.seen);
+	hmap__clear(&r.seen_ids);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }
