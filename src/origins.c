@@ -22,10 +22,18 @@ void origins__clear(struct origins *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* @a, then a NUL, then @b (@blen bytes), in a malloc'd key of *@len bytes. */
-static char *join_key(const void *a, size_t alen, const void *b, size_t blen, size_t *len)
+/* Big enough for most keys: those longer are malloc'd. */
+#define KEY_BUF 1024
+
+/*
+ * @a, then a NUL, then @b (@blen bytes): a key of *@len bytes, in @buf
+ * (KEY_BUF bytes) when it fits, else malloc'd (free it when it is not @buf).
+ * NULL on ENOMEM.
+ */
+static char *join_key(char *buf, const void *a, size_t alen, const void *b, size_t blen,
+		      size_t *len)
 {
-	char *k = malloc(alen + 1 + blen);
+	char *k = alen + 1 + blen <= KEY_BUF ? buf : malloc(alen + 1 + blen);
 
 	if (!k)
 		return NULL;
@@ -36,10 +44,17 @@ static char *join_key(const void *a, size_t alen, const void *b, size_t blen, si
 	return k;
 }
 
+static void free_key(char *key, const char *buf)
+{
+	if (key != buf)
+		free(key);
+}
+
 long origins__add(struct origins *o, const char *path, const char *build_id)
 {
+	char buf[KEY_BUF];
 	size_t len;
-	char *key = join_key(path, strlen(path), build_id, strlen(build_id), &len);
+	char *key = join_key(buf, path, strlen(path), build_id, strlen(build_id), &len);
 	__u64 idx = o->nr;
 	int ret = -ENOMEM;
 
@@ -71,7 +86,7 @@ long origins__add(struct origins *o, const char *path, const char *build_id)
 		ret = -ENOMEM;
 	}
 out:
-	free(key);
+	free_key(key, buf);
 	return ret < 0 ? ret : (long)idx;
 }
 
@@ -79,28 +94,23 @@ out:
 static struct origin_frame *find_frame(const struct origins *o, __u32 pid, const char *name,
 				       size_t len)
 {
-	char buf[1024], *key = buf;
+	char buf[KEY_BUF], *key;
+	size_t klen;
 	__u64 idx;
 	int ret;
 
-	if (!o->frame_ids)
+	if (!o->frame_ids || !(key = join_key(buf, &pid, sizeof(pid), name, len, &klen)))
 		return NULL;
-	if (len + 1 + sizeof(pid) > sizeof(buf) && !(key = malloc(len + 1 + sizeof(pid))))
-		return NULL;
-	memcpy(key, &pid, sizeof(pid));
-	key[sizeof(pid)] = '\0';
-	memcpy(key + sizeof(pid) + 1, name, len);
-	ret = strmap__get(o->frame_ids, key, len + 1 + sizeof(pid), &idx);
-	if (key != buf)
-		free(key);
+	ret = strmap__get(o->frame_ids, key, klen, &idx);
+	free_key(key, buf);
 	return ret ? NULL : &o->frames[idx];
 }
 
 /* A new entry for (@pid, @name): -EEXIST when there is one already. */
 static int add_frame(struct origins *o, __u32 pid, const char *name, size_t len, __u32 idx)
 {
+	char buf[KEY_BUF], *key;
 	size_t klen;
-	char *key;
 	__u64 at = o->nr_frames;
 	int ret = -ENOMEM;
 
@@ -108,13 +118,13 @@ static int add_frame(struct origins *o, __u32 pid, const char *name, size_t len,
 		return -ENOMEM;
 	if (array_reserve(&o->frames, &o->cap_frames, o->nr_frames, sizeof(*o->frames), 256))
 		return -ENOMEM;
-	key = join_key(&pid, sizeof(pid), name, len, &klen);
+	key = join_key(buf, &pid, sizeof(pid), name, len, &klen);
 	if (!key)
 		return -ENOMEM;
 	o->frames[at].name = strndup(name, len);
 	if (o->frames[at].name)
 		ret = strmap__intern(o->frame_ids, key, klen, at, &at);
-	free(key);
+	free_key(key, buf);
 	if (ret != 1) {
 		free(o->frames[o->nr_frames].name);
 		return ret < 0 ? ret : -EEXIST;
