@@ -848,12 +848,7 @@ static void builder_free(struct builder *b)
 	free(b->names);
 }
 
-/* store__take_ended() hands over an ended thread: a row, finished once all are in. */
-static int retire_thread(const struct wprof_thread *th, void *ctx)
-{
-	return collect_thread(th, ctx);
-}
-
+/* store__take_ended() hands over ended threads (collect_thread()), then their keys. */
 static int retire_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
@@ -874,12 +869,19 @@ int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym
 	int ret = builder_init(&b, p, s, sym, o, out), err;
 
 	if (!ret)
-		ret = session__retire(s, min_threads, retire_thread, retire_count, &b, busy);
+		ret = session__retire(s, min_threads, collect_thread, retire_count, &b, busy);
 	err = ret < 0 ? ret : 0;
 	if (ret > 0 && !b.finished)
 		finish_threads(&b); /* threads without a key */
 	if (ret > 0 && p->nr_threads > before)
 		err = emit_all(&b);
+	/*
+	 * On failure the threads handed over are gone from the session: their
+	 * rows stay, retired, so that the end neither makes them again nor adds
+	 * a key of theirs (late_keys); the caller says their lines are missing.
+	 */
+	for (size_t i = 0; err && i < p->nr_threads; i++)
+		p->threads[i].retired = true;
 	builder_free(&b);
 	return err ? err : ret;
 }

@@ -311,30 +311,32 @@ static bool in_set(const struct hmap *set, const struct wprof_key *k)
 
 /*
  * Take the sums of @h whose thread @set has out, handing each to @fn first
- * (@fn NULL: none). Chains are filtered after the walk, so that deleting a
- * slot (which moves others) never skips or repeats one.
+ * (@fn NULL: none; none after it failed, and they are taken out all the
+ * same). Chains are filtered after the walk, so that deleting a slot (which
+ * moves others) never skips or repeats one. @fn's error, or -ENOMEM when
+ * some could not be taken out.
  */
 static int take_sums(struct hmap *h, const struct hmap *set, store_count_fn fn, void *ctx)
 {
 	__u64 *hashes = NULL;
 	size_t nr = 0, cap = 0;
-	int err = 0;
+	int err = 0, oom = 0;
 
-	for (size_t i = 0; i < h->cap && !err; i++) {
+	for (size_t i = 0; i < h->cap && !oom; i++) {
 		const struct sum *s = h->slots[i].val;
 		bool hit = false;
 
-		for (; s && !err; s = s->next) {
+		for (; s; s = s->next) {
 			if (!in_set(set, (const void *)s->key))
 				continue;
 			hit = true;
-			if (fn)
+			if (fn && !err)
 				err = fn((const void *)s->key, &s->val, ctx);
 		}
-		if (hit && !err && !(err = array_reserve(&hashes, &cap, nr, sizeof(*hashes), 64)))
+		if (hit && !(oom = array_reserve(&hashes, &cap, nr, sizeof(*hashes), 64)))
 			hashes[nr++] = h->slots[i].k1;
 	}
-	for (size_t i = 0; i < nr && !err; i++) {
+	for (size_t i = 0; i < nr; i++) {
 		struct sum *head = hmap__get(h, hashes[i], 0), **pp = &head, *s;
 		void *old;
 
@@ -352,7 +354,7 @@ static int take_sums(struct hmap *h, const struct hmap *set, store_count_fn fn, 
 			hmap__del(h, hashes[i], 0);
 	}
 	free(hashes);
-	return err;
+	return err ? err : oom;
 }
 
 size_t store__ripen(struct store *st)
@@ -368,7 +370,7 @@ int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_f
 	size_t n = st->nr_ripe;
 	struct hmap set = {};
 	struct wprof_thread t;
-	int err = 0;
+	int err = 0, ret;
 
 	if (!n)
 		return 0;
@@ -377,23 +379,24 @@ int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_f
 
 		err = hmap__put(&set, st->ended[i]->tid, st->ended[i]->start_id, st->ended[i], &old);
 	}
+	if (err)
+		goto out; /* nothing handed over: all stays */
 	for (size_t i = 0; i < n && !err; i++) {
 		expand(st->ended[i], &t);
 		err = thread_fn(&t, ctx);
 	}
-	/* once handed over, taken out even on failure: never handed over twice */
-	if (!err)
-		err = take_sums(&st->counts, &set, count_fn, ctx);
-	if (!err)
-		err = take_sums(&st->wakes, &set, NULL, NULL);
-	if (!err) {
-		for (size_t i = 0; i < n; i++)
-			free(st->ended[i]);
-		memmove(st->ended, st->ended + n, (st->nr_ended - n) * sizeof(*st->ended));
-		st->nr_ended -= n;
-		st->nr_marked -= n;
-		st->nr_ripe = 0;
-	}
+	/* handed over: taken out whatever fails now, so never handed over twice */
+	ret = take_sums(&st->counts, &set, err ? NULL : count_fn, ctx);
+	err = err ? err : ret;
+	ret = take_sums(&st->wakes, &set, NULL, NULL);
+	err = err ? err : ret;
+	for (size_t i = 0; i < n; i++)
+		free(st->ended[i]);
+	memmove(st->ended, st->ended + n, (st->nr_ended - n) * sizeof(*st->ended));
+	st->nr_ended -= n;
+	st->nr_marked -= n;
+	st->nr_ripe = 0;
+out:
 	hmap__clear(&set);
 	return err;
 }

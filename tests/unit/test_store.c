@@ -209,6 +209,45 @@ static void test_take_ended(void)
 	store__free(st);
 }
 
+static int fail_thread(const struct wprof_thread *t, void *ctx)
+{
+	(*(int *)ctx)++;
+	return -ENOMEM;
+}
+
+static int no_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	(*(int *)ctx) += 100;
+	return 0;
+}
+
+/* A callback that fails: what was handed over is gone all the same, never handed over twice. */
+static void test_take_fails(void)
+{
+	struct store *st = store__new();
+	struct wprof_thread e = { .pid = 5, .tid = 7, .exit_ns = 9 };
+	struct wprof_key k = { .pid = 5, .tid = 7, .ustack_id = 1, .state = WPROF_OFF_SLEEP };
+	struct wprof_val v = { .count = 1, .total_ns = 10 };
+	struct taken tk = {};
+	int calls = 0, left = 0;
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	store__add_thread(st, &e);
+	store__add_count(st, &k, &v);
+	store__ripen(st);
+	store__ripen(st);
+	CHECK_EQ_S64(store__take_ended(st, fail_thread, no_count, &calls), -ENOMEM,
+		     "the callback's error comes back");
+	CHECK_EQ_U64(calls, 1, "the thread was handed over once, its key not after the failure");
+	CHECK_EQ_U64(store__nr_threads(st), 0, "the thread is gone");
+	store__for_each_count(st, count_keys, &left);
+	CHECK_EQ_U64(left, 0, "its key is gone");
+	CHECK_EQ_S64(after_drain(st, &tk), 0, "the next drain");
+	CHECK_EQ_U64(tk.threads + tk.counts, 0, "nothing is handed over again");
+	store__free(st);
+}
+
 /* A stack is freed at the second sweep in a row that finds it unused, not the first. */
 static void test_sweep(void)
 {
@@ -240,6 +279,7 @@ int main(void)
 	test_stacks();
 	test_threads();
 	test_take_ended();
+	test_take_fails();
 	test_sweep();
 	return unit_done();
 }
