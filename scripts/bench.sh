@@ -22,7 +22,15 @@ BPFTRACE=${BPFTRACE:-bpftrace}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 REPS=${BENCH_REPS:-5}
-LOOPS=${BENCH_LOOPS:-40000}
+# loops of one pipe run: BENCH_LOOPS, or as many as take BENCH_RUN_SECONDS
+# without a profiler (measured at the start, pinned and unpinned apart): a
+# run of a fraction of a second is scattered by whatever else the machine does
+LOOPS=${BENCH_LOOPS:-}
+LOOPS_U=${BENCH_LOOPS:-}
+RUN_SECONDS=${BENCH_RUN_SECONDS:-1}
+# seconds between a tool's attach and the run: the run measures a recording in
+# progress, not the tool's start (which is reported on its own)
+SETTLE_S=${BENCH_SETTLE:-1}
 START_S=${BENCH_START_TIMEOUT:-30}
 STOP_S=${BENCH_STOP_TIMEOUT:-10}
 RUN_S=${BENCH_RUN_TIMEOUT:-20}
@@ -179,18 +187,19 @@ PIN=1
 # "VALUE BOUND"; BOUND is 1 when the run was cut at RUN_S and VALUE is only
 # the most it can have been
 pipe_run() {
-	local out rc v bound=0
+	local out rc v bound=0 loops=$LOOPS
 	if [ "$PIN" = 1 ]; then
-		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$LOOPS" 2>&1)
+		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$loops" 2>&1)
 	else
-		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$LOOPS" 2>&1)
+		loops=$LOOPS_U
+		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$loops" 2>&1)
 	fi
 	rc=$?
 	v=$(echo "$out" | awk '/ops\/sec/ {print $1}')
 	if [ -z "$v" ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
-		v=$((LOOPS / RUN_S))
+		v=$((loops / RUN_S))
 		bound=1
-		note "$1, rep $2: $LOOPS loops took over $RUN_S s, counted as $v ops/s (an upper bound)"
+		note "$1, rep $2: $loops loops took over $RUN_S s, counted as $v ops/s (an upper bound)"
 	fi
 	if [ -z "$v" ]; then
 		fail "$1" "perf bench sched pipe gave no figure (status $rc): $(echo "$out" | tail -n 1)"
@@ -214,6 +223,11 @@ run_under() {
 		cp "$tmp/$f.ops" "$tmp/$f.ops.before"
 	done
 	start_tool "$c" "$tool" "$log" "$pat" "$@" || return 1
+	sleep "$SETTLE_S"
+	# what the tool's start took: its CPU time (user + system) until now
+	[ "$tool" = wprof ] && awk -v hz="$(getconf CLK_TCK)" \
+		'{ sub(/.*\) /, ""); print ($12 + $13) * 1000 / hz, 0 }' \
+		"/proc/$tool_pid/stat" >>"$tmp/$c.startcpu"
 	case $c in
 	redis*) redis_run "$c" "$i" ;;
 	*) pipe_run "$c" "$i" ;;
@@ -341,6 +355,21 @@ fi
 
 sleep 100000 &
 idle=$!
+
+# calibrate PIN: the loops that take RUN_SECONDS without a profiler
+calibrate() {
+	local out
+	if [ "$1" = 1 ]; then
+		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l 20000 2>&1)
+	else
+		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l 20000 2>&1)
+	fi
+	echo "$out" | awk -v s="$RUN_SECONDS" '/ops\/sec/ {
+		n = int($1 * s / 1000) * 1000; print n < 10000 ? 10000 : n }'
+}
+[ -n "$LOOPS" ] || LOOPS=$(calibrate 1)
+[ -n "$LOOPS_U" ] || LOOPS_U=$(calibrate 0)
+: "${LOOPS:=40000}" "${LOOPS_U:=40000}"
 
 start_s=$SECONDS
 # Throughput is measured as a user runs the tools; the per-event figures come
@@ -563,8 +592,9 @@ redis_base_get=""
 med redis-GET && redis_base_get=$m
 
 echo
-echo "perf bench sched pipe -l $LOOPS (pinned: both tasks on CPU $BENCH_CPU, the worst case;"
-echo "unpinned: the ordinary case); redis-benchmark -c 1 -n $REDIS_REQS -t get,set against a"
+echo "perf bench sched pipe -l $LOOPS pinned (both tasks on CPU $BENCH_CPU, the worst case),"
+echo "-l $LOOPS_U unpinned (the ordinary case): about $RUN_SECONDS s each without a profiler,"
+echo "started ${SETTLE_S} s after the tool attached; redis-benchmark -c 1 -n $REDIS_REQS -t get,set against a"
 echo "redis-server of its own, unpinned; $REPS interleaved repetitions, medians; $(nproc) CPUs,"
 echo "Linux $(uname -r); $((SECONDS - start_s)) s."
 echo
@@ -605,6 +635,10 @@ if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 	med hwm && hwm=$(printf '%.1f MiB' "$m")
 	med rss && rss=$(printf '%.1f MiB' "$m")
 	echo "| wprof record -a, peak RSS | $hwm recording (VmHWM at the stop), $rss in all (--stats) | | | |"
+fi
+if [ -s "$tmp/wprof-a.startcpu" ]; then
+	cp "$tmp/wprof-a.startcpu" "$tmp/startcpu.ops"
+	med startcpu && echo "| wprof record -a, start | $(printf '%.0f' "$m") ms of CPU (user + system) from its start to ${SETTLE_S} s after it attached: snapshot, unwind tables, symbol tables | | | |"
 fi
 if [ -n "$churn_rss" ]; then
 	echo "$churn_rss" | awk -v goal="flat" 'NF {
