@@ -137,8 +137,12 @@ int store__add_stack(struct store *st, __u64 id, const struct wprof_stack *s)
 	void *old;
 	int err;
 
-	if (hmap__get(&st->stacks, id, 0))
+	f = hmap__get(&st->stacks, id, 0);
+	if (f) {
+		/* walked again since the last drain: a key of it may be on its way */
+		f->unused_sweeps = 0;
 		return 0;
+	}
 	f = malloc(sizeof(*f) + nr * sizeof(f->ips[0]));
 	if (!f)
 		return -ENOMEM;

@@ -270,6 +270,15 @@ static void test_sweep(void)
 	CHECK_EQ_S64(store__sweep_stacks(st, &used), 0, "2 unused once since it was named: stays");
 	CHECK_EQ_S64(store__sweep_stacks(st, &used), 2, "then both go");
 	CHECK_EQ_U64(store__nr_stacks(st), 0, "none left");
+	/*
+	 * Drained again (walked again since the last drain): a key of it may
+	 * not be written yet, so it counts as named then.
+	 */
+	store__add_stack(st, 4, &s);
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 0, "unused once");
+	store__add_stack(st, 4, &s);
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 0, "drained again since: unused once again");
+	CHECK_EQ_S64(store__sweep_stacks(st, &used), 1, "then it goes");
 	store__free(st);
 }
 
