@@ -103,6 +103,15 @@ static inline bool opts__line_ids(const struct record_opts *o)
 	return false;
 }
 
+/* Whether an output lists every thread (and so needs every thread's row). */
+static inline bool opts__thread_rows(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == FORMAT_THREADS)
+			return true;
+	return opts__line_ids(o);
+}
+
 /* Whether an output shows each process's blocks by length (json, and a saved recording's). */
 static inline bool opts__hists(const struct record_opts *o)
 {

@@ -82,6 +82,7 @@ static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid, _
 	p->threads = n;
 	n = &p->threads[p->nr_threads++];
 	memset(n, 0, sizeof(*n));
+	p->dropped_reused += profile__tid_dropped(p, tid);
 	n->pid = pid;
 	n->tid = tid;
 	n->start_id = start_id;
@@ -526,14 +527,18 @@ static int add_val_line(struct builder *b, const struct wprof_key *k,
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = thread_of(b, k);
+	struct thread_acct *t = find_thread(b->p, k->tid, k->start_id);
 
-	if (!t)
-		return -ENOMEM;
-	if (t->retired) { /* its lines are made: cannot happen, see store__take_ended() */
+	/*
+	 * Its lines are made (its row may be gone since, profile__compact()):
+	 * cannot happen, see store__take_ended()
+	 */
+	if ((t && t->retired) || (!t && profile__tid_dropped(b->p, k->tid))) {
 		b->p->late_keys++;
 		return 0;
 	}
+	if (!t && !(t = thread_of(b, k)))
+		return -ENOMEM;
 	if (k->state >= WPROF_STATE_CNT || !t->selected)
 		return 0;
 	if (k->state == WPROF_ON_CPU)
@@ -902,7 +907,7 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	finish_threads(&b);
 	for (size_t i = 0; i < p->nr_threads; i++)
 		selected += p->threads[i].selected;
-	p->threads_left_out = p->nr_threads - selected;
+	p->threads_left_out = p->nr_threads - selected + p->dropped_left_out;
 	err = session__for_each_count(s, add_count, &b);
 	if (!err && o->wakers)
 		err = session__for_each_wake(s, add_wake, &b);

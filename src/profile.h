@@ -67,6 +67,17 @@ struct profile {
 	__u64 pending_lost;
 	/* keys of threads that came after their lines were made while recording */
 	__u64 late_keys;
+	/*
+	 * Ended processes whose rows were let go while recording
+	 * (profile__compact()), their lines made: counted, so that the
+	 * summary's totals still add them up.
+	 */
+	__u64 dropped_procs;    /* with a selected thread: shown processes */
+	__u64 dropped_threads;  /* selected */
+	__u64 dropped_left_out; /* not selected (also in threads_left_out after the build) */
+	__u64 dropped_on_ns;    /* on-CPU time of every one of them */
+	__u64 dropped_reused;   /* rows made later for a tid a dropped row had */
+	unsigned char *dropped_tids; /* a bit by tid: a row of that tid was dropped */
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 	struct origins origins;  /* the file of each user and kernel frame, for pprof */
 };
@@ -85,6 +96,27 @@ struct hmap;
 int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym,
 		    const struct record_opts *o, size_t min_threads, struct folded *out,
 		    struct hmap *busy);
+
+/*
+ * The summary's busiest processes: profile__compact() keeps the rows of at
+ * least that many ended processes, the busiest.
+ */
+#define PROFILE_TOP_PROCS 10
+
+/*
+ * While recording, after profile__retire(): let go the rows of threads whose
+ * process has ended (no pid in @busy, as profile__retire() fills it), but
+ * those of the PROFILE_TOP_PROCS busiest such processes and of the targets
+ * named by -p/-t, so that rows follow what is alive. Only when no output
+ * lists every thread (opts__thread_rows()). The pids let go are added to
+ * @gone (may be NULL). The number of rows let go, or -ENOMEM.
+ */
+long profile__compact(struct profile *p, const struct record_opts *o, const struct hmap *busy,
+		      struct hmap *gone);
+/* Threads recorded and selected, whether their rows were kept or not. */
+size_t profile__threads_shown(const struct profile *p);
+/* Whether a row of a thread of tid @tid was let go by profile__compact(). */
+bool profile__tid_dropped(const struct profile *p, __u32 tid);
 
 /*
  * Read the detached session's maps, close the intervals still open at the

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What a built profile holds, read by the writers and wprof report: no BPF
- * session, no symbolizer (those are profile.c's, which builds it).
+ * What a built profile holds, read by the writers and wprof report, and the
+ * rows let go while recording: no BPF session, no symbolizer (those are
+ * profile.c's, which builds it).
  */
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +92,160 @@ size_t profile__processes(const struct profile *p, struct thread_acct **out)
 	return nr;
 }
 
+size_t profile__threads_shown(const struct profile *p)
+{
+	return p->nr_threads + p->dropped_threads + p->dropped_left_out - p->threads_left_out;
+}
+
+/* Tids are below PID_MAX_LIMIT (4M on 64-bit): a bitmap of 512 KiB at most, touched sparsely. */
+#define TID_BITS (4u << 20)
+
+bool profile__tid_dropped(const struct profile *p, __u32 tid)
+{
+	return p->dropped_tids && tid < TID_BITS && (p->dropped_tids[tid / 8] >> (tid % 8) & 1);
+}
+
+/* An ended process, a candidate to have its rows let go. */
+struct ended_proc {
+	__u32 pid;
+	bool shown; /* has a selected thread */
+	bool keep;
+	__u64 busy_ns, wall_ns; /* of its selected threads: how the summary ranks it */
+};
+
+/* Shown before not shown, then as the summary ranks processes: busy, then wall time. */
+static int cmp_ended(const void *a, const void *b)
+{
+	const struct ended_proc *x = a, *y = b;
+
+	if (x->shown != y->shown)
+		return x->shown ? -1 : 1;
+	if (x->busy_ns != y->busy_ns)
+		return x->busy_ns > y->busy_ns ? -1 : 1;
+	return x->wall_ns > y->wall_ns ? -1 : x->wall_ns < y->wall_ns;
+}
+
+/* A row -p or -t names: the recording's title needs it to the end. */
+static bool named_target(const struct record_opts *o, const struct thread_acct *t)
+{
+	for (size_t i = 0; i < o->nr_ids; i++)
+		if (o->ids[i] == (o->filter == WPROF_FILTER_TID ? t->tid : t->pid))
+			return true;
+	return false;
+}
+
+/* The ended processes among @p's rows into *@out (caller frees), by pid in @at. */
+static long ended_procs(const struct profile *p, const struct record_opts *o,
+			const struct hmap *busy, struct hmap *at, struct ended_proc **out)
+{
+	struct ended_proc *procs = NULL;
+	size_t nr = 0, cap = 0;
+
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct thread_acct *t = &p->threads[i];
+		uintptr_t k;
+		void *old;
+
+		if (!t->retired || hmap__get(busy, t->pid, 0) || named_target(o, t))
+			continue;
+		k = (uintptr_t)hmap__get(at, t->pid, 0);
+		if (!k) {
+			if (nr == cap) {
+				struct ended_proc *n = realloc(procs, (cap = cap ? 2 * cap : 64) *
+								      sizeof(*n));
+
+				if (!n)
+					goto nomem;
+				procs = n;
+			}
+			if (hmap__put(at, t->pid, 0, (void *)(uintptr_t)(nr + 1), &old))
+				goto nomem;
+			procs[nr] = (struct ended_proc){ .pid = t->pid };
+			k = ++nr;
+		}
+		if (t->selected) {
+			procs[k - 1].shown = true;
+			procs[k - 1].busy_ns += profile__busy_ns(t);
+			procs[k - 1].wall_ns += t->wall_ns;
+		}
+	}
+	*out = procs;
+	return nr;
+nomem:
+	free(procs);
+	return -ENOMEM;
+}
+
+/*
+ * The rows of ended processes but the PROFILE_TOP_PROCS busiest go. The
+ * summary's busiest processes stay exact: a process let go had that many
+ * ended ones above it, which stay (an ended process's rows no longer change),
+ * and the live ones are all there. Its tids are remembered in a bitmap (of a
+ * bounded size): a key that still came for one of them is counted as late
+ * (see add_count() in profile.c) rather than made a thread of its own.
+ */
+long profile__compact(struct profile *p, const struct record_opts *o, const struct hmap *busy,
+		      struct hmap *gone)
+{
+	struct hmap at = {}; /* pid -> its ended_proc */
+	struct ended_proc *procs = NULL;
+	long nr, ret = 0;
+	size_t n = 0;
+	void *old;
+
+	if (opts__thread_rows(o))
+		return 0;
+	nr = ended_procs(p, o, busy, &at, &procs);
+	if (nr <= PROFILE_TOP_PROCS) {
+		ret = nr < 0 ? nr : 0;
+		goto out;
+	}
+	if (!p->dropped_tids && !(p->dropped_tids = calloc(TID_BITS / 8, 1))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	qsort(procs, nr, sizeof(*procs), cmp_ended);
+	/* sorted: at's indexes are stale, it maps to the entries themselves now */
+	hmap__clear(&at);
+	for (long i = 0; i < nr; i++) {
+		procs[i].keep = i < PROFILE_TOP_PROCS;
+		if (hmap__put(&at, procs[i].pid, 0, &procs[i], &old) ||
+		    (!procs[i].keep && gone && hmap__put(gone, procs[i].pid, 0, (void *)1, &old))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	/* nothing fails from here: the counters and the rows change together */
+	for (long i = PROFILE_TOP_PROCS; i < nr; i++)
+		p->dropped_procs += procs[i].shown;
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct thread_acct *t = &p->threads[i];
+		const struct ended_proc *e = hmap__get(&at, t->pid, 0);
+
+		/* at has only ended processes (no thread of theirs is alive) */
+		if (!e || e->keep || !t->retired || named_target(o, t)) {
+			p->threads[n++] = *t; /* the order, by tid, stays */
+			continue;
+		}
+		ret++;
+		if (t->selected)
+			p->dropped_threads++;
+		else
+			p->dropped_left_out++;
+		p->dropped_on_ns += t->on_ns;
+		if (t->tid < TID_BITS)
+			p->dropped_tids[t->tid / 8] |= 1 << (t->tid % 8);
+	}
+	p->nr_threads = n;
+out:
+	hmap__clear(&at);
+	free(procs);
+	return ret;
+}
+
 void profile__free(struct profile *p)
 {
+	free(p->dropped_tids);
 	free(p->threads);
 	free(p->hists);
 	origins__clear(&p->origins);

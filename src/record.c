@@ -333,6 +333,39 @@ static bool targets_gone(struct recorder *r)
  */
 #define RETIRE_BATCH 512
 
+/*
+ * The rows of ended processes go (profile__compact()), and with them the
+ * command lines kept for them, of those that are dead: a pid that lives
+ * again is another process, snapshot anew. On failure everything stays.
+ */
+static void compact(struct recorder *r, const struct hmap *busy)
+{
+	struct hmap gone = {};
+	size_t n = 0;
+	void *old;
+
+	if (profile__compact(&r->prof, &r->opts, busy, &gone) <= 0)
+		goto out;
+	for (size_t i = 0; i < r->nr_seen; i++) {
+		struct rec_proc *p = &r->seen[i];
+
+		if (hmap__get(&gone, p->pid, 0) && kill(p->pid, 0) && errno == ESRCH)
+			free(p->cmdline);
+		else
+			r->seen[n++] = *p;
+	}
+	if (n == r->nr_seen)
+		goto out;
+	r->nr_seen = n;
+	/* a pid the table misses is snapshot again: no harm if this fails */
+	hmap__clear(&r->seen_ids);
+	for (size_t i = 0; i < n; i++)
+		if (hmap__put(&r->seen_ids, r->seen[i].pid, 0, (void *)(uintptr_t)(i + 1), &old))
+			break;
+out:
+	hmap__clear(&gone);
+}
+
 static void retire(struct recorder *r)
 {
 	size_t min = r->opts.retire == RETIRE_ALWAYS ? 1 : RETIRE_BATCH;
@@ -349,6 +382,7 @@ static void retire(struct recorder *r)
 		r->retire_failed = true;
 	} else if (ret > 0) {
 		symbolizer__forget(r->sym, &busy);
+		compact(r, &busy);
 	}
 	hmap__clear(&busy);
 }
@@ -447,6 +481,7 @@ static void check_sample_rate(const struct recording *rec, const struct record_o
 
 	for (size_t i = 0; i < p->nr_threads; i++)
 		on_ns += p->threads[i].on_ns;
+	on_ns += p->dropped_on_ns;
 	if (!samplerate__short(rec->stats[WPROF_STAT_SAMPLES], on_ns, o->freq_hz, &got_hz))
 		return;
 	pr_info("warning: -F %llu gave only %llu samples a second of on-CPU time (%llu%%): the "

@@ -17,7 +17,7 @@ struct loss {
 enum { NR_LOSSES = 25 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
-#define SUMMARY_PROCS 10
+#define SUMMARY_PROCS PROFILE_TOP_PROCS
 #define SUMMARY_THREADS 10
 
 static void losses(const struct recording *r, struct loss out[NR_LOSSES])
@@ -62,7 +62,7 @@ static size_t reused_tids(const struct profile *p)
 
 	for (size_t i = 1; i < p->nr_threads; i++)
 		n += p->threads[i].tid == p->threads[i - 1].tid;
-	return n;
+	return n + p->dropped_reused;
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -316,9 +316,9 @@ static void print_processes(const struct recording *r, FILE *f)
 			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
 				n - SUMMARY_THREADS);
 	}
-	if (nr_procs > SUMMARY_PROCS)
+	if (nr_procs + p->dropped_procs > SUMMARY_PROCS)
 		fprintf(f, "wprof: ... %zu more processes (--format threads lists all)\n",
-			nr_procs - SUMMARY_PROCS);
+			(size_t)(nr_procs + p->dropped_procs - SUMMARY_PROCS));
 	free(busy);
 	free(threads);
 	free(procs);
@@ -330,15 +330,15 @@ static void print_window(const struct recording *r, FILE *f)
 	const struct profile *p = &r->prof;
 	const __u64 *st = r->stats;
 	struct thread_acct *procs;
-	size_t nr_procs = profile__processes(p, &procs);
+	size_t nr_procs = profile__processes(p, &procs) + p->dropped_procs;
+	size_t nr_threads = profile__threads_shown(p);
 	char date[64];
 
 	free(procs);
 	rec_info__date(&r->info, date, sizeof(date));
 	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu process%s, %zu thread%s",
 		p->window_ns / 1e9, r->info.target[0] ? r->info.target : "?", date, nr_procs,
-		nr_procs == 1 ? "" : "es", (size_t)(p->nr_threads - p->threads_left_out),
-		p->nr_threads - p->threads_left_out == 1 ? "" : "s");
+		nr_procs == 1 ? "" : "es", nr_threads, nr_threads == 1 ? "" : "s");
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
@@ -472,6 +472,12 @@ void report__summary(const struct recording *r, FILE *f)
 		fprintf(f, "wprof: %llu ended threads made into lines while recording, and %llu "
 			"stacks only they named freed (WPROF_RETIRE)\n",
 			(unsigned long long)ds->retired, (unsigned long long)ds->stacks_freed);
+	if (p->dropped_threads + p->dropped_left_out)
+		fprintf(f, "wprof: the rows of %llu threads of ended processes were let go while "
+			"recording, but for the %d busiest such processes (all are in the totals above; "
+			"--format threads keeps every row)\n",
+			(unsigned long long)(p->dropped_threads + p->dropped_left_out),
+			PROFILE_TOP_PROCS);
 	print_losses(r, f);
 	if (r->notes)
 		fputs(r->notes, f);

@@ -494,7 +494,7 @@ int svg__write_recording(const struct recording *r, FILE *f)
 	}
 	snprintf(subtitle, sizeof(subtitle), "%s from %s; on-CPU sampled at %llu Hz; "
 		 "%zu threads", win, date, (unsigned long long)ri->freq_hz,
-		 (size_t)(p->nr_threads - p->threads_left_out));
+		 profile__threads_shown(p));
 	so.title = title;
 	so.subtitle = subtitle;
 	err = svg__write(c.fl, &so, f);

@@ -20,7 +20,8 @@
 #    - wprof exits 0 (churn's status), clean stderr, and reports the drains
 #      and the threads made into lines as they ended;
 #    - nothing was lost to a full map: stack_map_full, counts_map_full,
-#      thread_map_full and dropped_us are 0; nor late: late_keys is 0;
+#      thread_map_full and dropped_us are 0; nor late: late_keys is 0; nor
+#      freed too soon: stacks_missing is 0;
 #    - every thread churn made is in the output, no more: 1 (churn) + procs
 #      + threads, by churn's log;
 #    - the stacks add up to the threads' wall time, to the us (nothing
@@ -35,6 +36,10 @@
 #    maps snapshot are freed, and its lines are the folded lines other
 #    threads of its name share. (With thread ids in the lines, json, each
 #    thread's lines are its own: ~3.7 KB a task measured here.)
+# 3. folded alone: the rows of ended processes go too (but the 10 busiest),
+#    and their command lines: the summary still counts every process and
+#    thread churn made, nothing comes late, and the RSS grows by at most
+#    RSS_ALONE_PER_TASK_B bytes a task (~110 measured here).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -43,6 +48,7 @@ require_workload churn
 PROCS=235
 THREADS=3000
 : "${RSS_PER_TASK_B:=1536}"
+: "${RSS_ALONE_PER_TASK_B:=256}"
 
 # churn_record NAME WPROF-ARGS...: record churn's 3 phases into $TMP/NAME.*,
 # with wprof's RSS after phases 1 and 3 in rss1, rss2 (KiB).
@@ -52,16 +58,18 @@ churn_record()
 	shift
 	log "wprof record $* -- churn -n 3 -p $PROCS -t $THREADS"
 	"$WPROF" record "$@" -- "$WORKLOADS/churn" -l "$clog" \
-		-n 3 -p "$PROCS" -t "$THREADS" -d 24 -w 1500 >"$TMP/$name.out" 2>"$TMP/$name.err" &
+		-n 3 -p "$PROCS" -t "$THREADS" -d 24 -w 3500 >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	wpid=$!
 	LIB_PIDS+=("$wpid")
-	# each sample is taken in churn's pause after a phase, after a drain (1 s)
+	# each sample is taken in churn's pause after a phase, once the phase's
+	# threads have been made into lines: a drain takes them (1 s), the next
+	# one ripens them
 	wait_line "$clog" '^phase 1 ' 40 || fatal "churn did not finish phase 1 in 40 s"
-	sleep 1.2
+	sleep 3.2
 	rss1=$(awk '/^VmRSS:/ { print $2 }' "/proc/$wpid/status" 2>/dev/null)
 	log "$(tail -1 "$clog"): wprof RSS $rss1 KiB"
 	wait_line "$clog" '^phase 3 ' 60 || fatal "churn did not finish phase 3 in 60 s"
-	sleep 1.2
+	sleep 3.2
 	rss2=$(awk '/^VmRSS:/ { print $2 }' "/proc/$wpid/status" 2>/dev/null)
 	log "$(tail -1 "$clog"): wprof RSS $rss2 KiB"
 	wait_exit "$wpid" 60 || fatal "wprof did not stop within 60 s of churn's end"
@@ -87,11 +95,11 @@ check "threads were made into lines as they ended (WPROF_RETIRE=always)" \
 read -r lost got stacks_us wall_us < <(json_eval "$TMP/out.json" '"%s %d %d %d" % (
 	",".join("%s=%d" % (k, j["lost"][k]) for k in
 		 ("stack_map_full", "counts_map_full", "thread_map_full", "dropped_us",
-		  "late_keys")),
+		  "late_keys", "stacks_missing")),
 	len(threads()), sum(s["total_us"] for s in j["stacks"]),
 	sum(t["wall_us"] for t in threads()))')
 check "nothing lost to a full map, nothing late ($lost)" \
-	test "$lost" = "stack_map_full=0,counts_map_full=0,thread_map_full=0,dropped_us=0,late_keys=0"
+	test "$lost" = "stack_map_full=0,counts_map_full=0,thread_map_full=0,dropped_us=0,late_keys=0,stacks_missing=0"
 want=$((1 + procs + threads))
 check "threads in the output: $got (churn made $want)" test "$got" = "$want"
 check "stacks add up to the threads' wall time: $stacks_us us vs $wall_us us" \
@@ -107,4 +115,24 @@ check_folded "$TMP/out.folded"
 tasks=$((2 * (PROCS + THREADS)))
 check_le "folded: wprof RSS growth from phase 1 to 3 ($rss1 -> $rss2 KiB), bytes per task made" \
 	"$(((rss2 - rss1) * 1024 / tasks))" "$RSS_PER_TASK_B"
+
+# the summary's "N processes, M threads" of a recording
+summary_counts()
+{
+	sed -n 's/^wprof: recorded .*: \([0-9]*\) process.*, \([0-9]*\) thread.*/\1 \2/p' "$1"
+}
+
+churn_record alone -o "$TMP/alone.folded"
+check "folded alone: rows of ended processes were let go" \
+	grep -qE '^wprof: the rows of [1-9][0-9]* threads of ended processes were let go' \
+	"$TMP/alone.err"
+read -r nprocs nthreads < <(summary_counts "$TMP/alone.err")
+check "folded alone: processes in the summary: $nprocs (churn made $((1 + procs)))" \
+	test "$nprocs" = "$((1 + procs))"
+check "folded alone: threads in the summary: $nthreads (churn made $((1 + procs + threads)))" \
+	test "$nthreads" = "$((1 + procs + threads))"
+check "folded alone: nothing late" test "$(grep -c late_keys "$TMP/alone.err")" = 0
+check_folded "$TMP/alone.folded"
+check_le "folded alone: wprof RSS growth from phase 1 to 3 ($rss1 -> $rss2 KiB), bytes per task made" \
+	"$(((rss2 - rss1) * 1024 / tasks))" "$RSS_ALONE_PER_TASK_B"
 finish

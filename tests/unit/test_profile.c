@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* profile__compact(): the rows of ended processes let go, the summary's figures kept. */
+#include <stdlib.h>
+
+#include "../../src/hmap.h"
+#include "../../src/profile.h"
+#include "unit.h"
+
+#define NR_ENDED 16
+
+/*
+ * A profile of: a live process (pid 50, threads 50 and 51, the second not
+ * retired yet), NR_ENDED ended processes of one or two threads (pid 100 + i,
+ * busy i ms, so the busiest are the last), one ended process with no
+ * selected thread (pid 300), and an ended one -p named (pid 400). Sorted by
+ * tid, as the profile keeps them.
+ */
+static void fill(struct profile *p)
+{
+	size_t n = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->threads = calloc(64, sizeof(*p->threads));
+	if (!p->threads)
+		abort();
+	for (__u32 tid = 50; tid <= 51; tid++)
+		p->threads[n++] = (struct thread_acct){ .pid = 50, .tid = tid, .on_ns = 7000,
+							.wall_ns = 9000, .selected = true,
+							.retired = tid == 50 };
+	for (__u32 i = 0; i < NR_ENDED; i++) {
+		struct thread_acct t = { .pid = 100 + i, .tid = 100 + i, .on_ns = i * 1000000ULL,
+					 .wall_ns = 5000000, .selected = true, .retired = true };
+
+		p->threads[n++] = t;
+		if (i % 2) { /* a second thread: tid 200 + i */
+			t.tid = 200 + i;
+			t.on_ns = 1;
+			p->threads[n++] = t;
+		}
+	}
+	p->threads[n++] = (struct thread_acct){ .pid = 300, .tid = 300, .on_ns = 99000000,
+						.retired = true };
+	p->threads[n++] = (struct thread_acct){ .pid = 400, .tid = 400, .on_ns = 3,
+						.selected = true, .retired = true };
+	p->nr_threads = n;
+	/* by tid: 50, 51, 100..115, then 201, 203, ... mixed in: sort */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && p->threads[j - 1].tid > p->threads[j].tid; j--) {
+			struct thread_acct x = p->threads[j];
+
+			p->threads[j] = p->threads[j - 1];
+			p->threads[j - 1] = x;
+		}
+}
+
+static bool has_pid(const struct profile *p, __u32 pid)
+{
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].pid == pid)
+			return true;
+	return false;
+}
+
+static void test_compact(void)
+{
+	__u32 ids[] = { 400 };
+	struct record_opts o = { .filter = WPROF_FILTER_PID, .nr_ids = 1, .ids = ids };
+	struct hmap busy = {}, gone = {};
+	struct thread_acct *procs;
+	struct profile p;
+	size_t procs_before, shown_before;
+	__u64 on_before = 0, on_after = 0;
+	bool sorted = true;
+	void *old;
+	long n;
+
+	o.outputs[0].format = FORMAT_FOLDED;
+	o.nr_outputs = 1;
+	fill(&p);
+	procs_before = profile__processes(&p, &procs);
+	free(procs);
+	shown_before = profile__threads_shown(&p);
+	for (size_t i = 0; i < p.nr_threads; i++)
+		on_before += p.threads[i].on_ns;
+	hmap__put(&busy, 50, 0, (void *)1, &old);
+
+	n = profile__compact(&p, &o, &busy, &gone);
+	/* ended: 16 shown + pid 300; the 10 busiest shown stay: pids 106..115 */
+	CHECK_EQ_S64(n, 6 + 3 + 1, "rows let go: pids 100..105 (3 of them with 2 threads) and 300");
+	for (__u32 i = 0; i < NR_ENDED; i++)
+		CHECK(has_pid(&p, 100 + i) == (i >= NR_ENDED - PROFILE_TOP_PROCS),
+		      "pid %u: kept only if among the %d busiest ended", 100 + i, PROFILE_TOP_PROCS);
+	CHECK(has_pid(&p, 50) && has_pid(&p, 400), "the live process and the named target stay");
+	CHECK(!has_pid(&p, 300), "the ended process with no selected thread goes");
+	CHECK(hmap__get(&gone, 300, 0) && hmap__get(&gone, 100, 0) && !hmap__get(&gone, 106, 0),
+	      "the pids let go are said");
+	CHECK_EQ_U64(p.dropped_procs, 6, "processes let go that the summary counts");
+	CHECK_EQ_U64(p.dropped_threads, 9, "selected threads let go");
+	CHECK_EQ_U64(p.dropped_left_out, 1, "not selected threads let go");
+	/* as profile__build() sets it: the kept rows are all selected; before, pid 300's */
+	p.threads_left_out = p.dropped_left_out;
+	shown_before -= 1;
+	CHECK_EQ_U64(profile__threads_shown(&p), shown_before, "threads shown, as before");
+	CHECK_EQ_U64(profile__processes(&p, &procs) + p.dropped_procs, procs_before,
+		     "processes shown, as before");
+	free(procs);
+	for (size_t i = 0; i < p.nr_threads; i++) {
+		on_after += p.threads[i].on_ns;
+		sorted &= !i || p.threads[i - 1].tid <= p.threads[i].tid;
+	}
+	CHECK_EQ_U64(on_after + p.dropped_on_ns, on_before, "on-CPU time, as before");
+	CHECK(sorted, "rows still by tid");
+	CHECK(profile__tid_dropped(&p, 201) && profile__tid_dropped(&p, 300) &&
+	      !profile__tid_dropped(&p, 106) && !profile__tid_dropped(&p, 51),
+	      "the tids let go are remembered, no other");
+
+	n = profile__compact(&p, &o, &busy, NULL);
+	CHECK_EQ_S64(n, 0, "again: nothing more to let go");
+
+	o.outputs[1].format = FORMAT_THREADS;
+	o.nr_outputs = 2;
+	hmap__clear(&busy);
+	n = profile__compact(&p, &o, &busy, NULL);
+	CHECK_EQ_S64(n, 0, "-f threads lists every thread: no row goes");
+	hmap__clear(&gone);
+	profile__free(&p);
+}
+
+int main(void)
+{
+	test_compact();
+	return unit_done();
+}
