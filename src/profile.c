@@ -82,7 +82,7 @@ static struct thread_acct *new_thread(struct profile *p, __u32 pid, __u32 tid, _
 	p->threads = n;
 	n = &p->threads[p->nr_threads++];
 	memset(n, 0, sizeof(*n));
-	p->dropped_reused += profile__tid_dropped(p, tid);
+	profile__note_tid(p, tid);
 	n->pid = pid;
 	n->tid = tid;
 	n->start_id = start_id;
@@ -533,7 +533,7 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 	 * Its lines are made (its row may be gone since, profile__compact()):
 	 * cannot happen, see store__take_ended()
 	 */
-	if ((t && t->retired) || (!t && profile__tid_dropped(b->p, k->tid))) {
+	if ((t && t->retired) || (!t && profile__dropped(b->p, k->tid, k->start_id))) {
 		b->p->late_keys++;
 		return 0;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "folded.h"
+#include "hmap.h"
 #include "opts.h"
 #include "origins.h"
 #include "session.h"
@@ -35,6 +36,7 @@ struct thread_acct {
 	bool idle;                      /* never on a CPU: what --no-idle-threads leaves out */
 	bool selected;                  /* passes --thread-name, --comm, --no-idle-threads */
 	bool retired;                   /* its lines are made (profile__retire(), __build()) */
+	bool dropped;                   /* profile__compact()'s mark, false outside it */
 };
 
 /* Log2 histogram of one process's block durations: slot k is [2^k, 2^(k+1)) us. */
@@ -76,8 +78,11 @@ struct profile {
 	__u64 dropped_threads;  /* selected */
 	__u64 dropped_left_out; /* not selected (also in threads_left_out after the build) */
 	__u64 dropped_on_ns;    /* on-CPU time of every one of them */
-	__u64 dropped_reused;   /* rows made later for a tid a dropped row had */
-	unsigned char *dropped_tids; /* a bit by tid: a row of that tid was dropped */
+	/* rows of a reused tid (see reused_tids() in report.c) no longer side by side */
+	__u64 dropped_reused;
+	unsigned char *orphan_tids; /* a bit by tid: rows of it let go, none left or made since */
+	/* the threads (tid, start_id) let go by the last two profile__compact() */
+	struct hmap dropped_ids, dropped_ids_prev;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 	struct origins origins;  /* the file of each user and kernel frame, for pprof */
 };
@@ -115,8 +120,13 @@ long profile__compact(struct profile *p, const struct record_opts *o, const stru
 		      struct hmap *gone);
 /* Threads recorded and selected, whether their rows were kept or not. */
 size_t profile__threads_shown(const struct profile *p);
-/* Whether a row of a thread of tid @tid was let go by profile__compact(). */
-bool profile__tid_dropped(const struct profile *p, __u32 tid);
+/*
+ * Whether the thread (@tid, @start_id) had its row let go by one of the last
+ * two profile__compact(): a key of it is late (it cannot come later).
+ */
+bool profile__dropped(const struct profile *p, __u32 tid, __u32 start_id);
+/* A row is made for @tid: one of a tid whose rows were all let go is a reuse. */
+void profile__note_tid(struct profile *p, __u32 tid);
 
 /*
  * Read the detached session's maps, close the intervals still open at the

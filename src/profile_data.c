@@ -100,9 +100,44 @@ size_t profile__threads_shown(const struct profile *p)
 /* Tids are below PID_MAX_LIMIT (4M on 64-bit): a bitmap of 512 KiB at most, touched sparsely. */
 #define TID_BITS (4u << 20)
 
-bool profile__tid_dropped(const struct profile *p, __u32 tid)
+bool profile__dropped(const struct profile *p, __u32 tid, __u32 start_id)
 {
-	return p->dropped_tids && tid < TID_BITS && (p->dropped_tids[tid / 8] >> (tid % 8) & 1);
+	return hmap__get(&p->dropped_ids, tid, start_id) ||
+	       hmap__get(&p->dropped_ids_prev, tid, start_id);
+}
+
+void profile__note_tid(struct profile *p, __u32 tid)
+{
+	if (!p->orphan_tids || tid >= TID_BITS || !(p->orphan_tids[tid / 8] >> (tid % 8) & 1))
+		return;
+	p->orphan_tids[tid / 8] &= ~(1 << (tid % 8));
+	p->dropped_reused++;
+}
+
+/* Rows of the tid of the row before them (@p's rows are sorted by tid). */
+static size_t same_tid_pairs(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i < p->nr_threads; i++)
+		n += p->threads[i].tid == p->threads[i - 1].tid;
+	return n;
+}
+
+/* Whether a row of @tid is among @p's (sorted by tid). */
+static bool has_tid(const struct profile *p, __u32 tid)
+{
+	size_t lo = 0, hi = p->nr_threads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nr_threads && p->threads[lo].tid == tid;
 }
 
 /* An ended process, a candidate to have its rows let go. */
@@ -180,17 +215,20 @@ nomem:
  * The rows of ended processes but the PROFILE_TOP_PROCS busiest go. The
  * summary's busiest processes stay exact: a process let go had that many
  * ended ones above it, which stay (an ended process's rows no longer change),
- * and the live ones are all there. Its tids are remembered in a bitmap (of a
- * bounded size): a key that still came for one of them is counted as late
- * (see add_count() in profile.c) rather than made a thread of its own.
+ * and the live ones are all there. (A pid reused after its rows went is
+ * another process to the summary, where rows of one pid would have been
+ * summed as one: they were two.) The threads let go are remembered for two
+ * compactions, which is longer than a key of theirs can be late (see
+ * add_count() in profile.c), and the tids left with no row in a bitmap of a
+ * bounded size, for the count of reused tids.
  */
 long profile__compact(struct profile *p, const struct record_opts *o, const struct hmap *busy,
 		      struct hmap *gone)
 {
-	struct hmap at = {}; /* pid -> its ended_proc */
+	struct hmap at = {}, ids = {}; /* pid -> its ended_proc; the threads let go */
 	struct ended_proc *procs = NULL;
+	size_t n = 0, pairs;
 	long nr, ret = 0;
-	size_t n = 0;
 	void *old;
 
 	if (opts__thread_rows(o))
@@ -200,7 +238,7 @@ long profile__compact(struct profile *p, const struct record_opts *o, const stru
 		ret = nr < 0 ? nr : 0;
 		goto out;
 	}
-	if (!p->dropped_tids && !(p->dropped_tids = calloc(TID_BITS / 8, 1))) {
+	if (!p->orphan_tids && !(p->orphan_tids = calloc(TID_BITS / 8, 1))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -215,15 +253,26 @@ long profile__compact(struct profile *p, const struct record_opts *o, const stru
 			goto out;
 		}
 	}
-	/* nothing fails from here: the counters and the rows change together */
-	for (long i = PROFILE_TOP_PROCS; i < nr; i++)
-		p->dropped_procs += procs[i].shown;
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct thread_acct *t = &p->threads[i];
 		const struct ended_proc *e = hmap__get(&at, t->pid, 0);
 
 		/* at has only ended processes (no thread of theirs is alive) */
-		if (!e || e->keep || !t->retired || named_target(o, t)) {
+		p->threads[i].dropped = e && !e->keep && t->retired && !named_target(o, t);
+		if (p->threads[i].dropped &&
+		    hmap__put(&ids, t->tid, t->start_id, (void *)1, &old)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	/* nothing fails from here: the counters and the rows change together */
+	for (long i = PROFILE_TOP_PROCS; i < nr; i++)
+		p->dropped_procs += procs[i].shown;
+	pairs = same_tid_pairs(p);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct thread_acct *t = &p->threads[i];
+
+		if (!t->dropped) {
 			p->threads[n++] = *t; /* the order, by tid, stays */
 			continue;
 		}
@@ -233,11 +282,23 @@ long profile__compact(struct profile *p, const struct record_opts *o, const stru
 		else
 			p->dropped_left_out++;
 		p->dropped_on_ns += t->on_ns;
-		if (t->tid < TID_BITS)
-			p->dropped_tids[t->tid / 8] |= 1 << (t->tid % 8);
 	}
 	p->nr_threads = n;
+	p->dropped_reused += pairs - same_tid_pairs(p);
+	for (size_t i = 0; i < ids.cap; i++) {
+		__u32 tid = ids.slots[i].k1;
+
+		if (ids.slots[i].val && tid < TID_BITS && !has_tid(p, tid))
+			p->orphan_tids[tid / 8] |= 1 << (tid % 8);
+	}
+	hmap__clear(&p->dropped_ids_prev);
+	p->dropped_ids_prev = p->dropped_ids;
+	p->dropped_ids = ids;
+	ids = (struct hmap){};
 out:
+	for (size_t i = 0; i < p->nr_threads; i++)
+		p->threads[i].dropped = false;
+	hmap__clear(&ids);
 	hmap__clear(&at);
 	free(procs);
 	return ret;
@@ -245,7 +306,9 @@ out:
 
 void profile__free(struct profile *p)
 {
-	free(p->dropped_tids);
+	free(p->orphan_tids);
+	hmap__clear(&p->dropped_ids);
+	hmap__clear(&p->dropped_ids_prev);
 	free(p->threads);
 	free(p->hists);
 	origins__clear(&p->origins);

@@ -60,12 +60,15 @@ int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_f
 		      void *ctx);
 
 /*
- * Free the stacks that nothing used at this sweep nor at the one before:
- * @used holds the ids (key (id, 0)) of every stack still referenced, by the
- * store's keys and by whatever else may still name one. Two sweeps in a row,
- * not one, so that an id a BPF program was writing into a key while @used
- * was gathered is seen at the next. How many stacks were freed, or -ENOMEM
- * (then fewer were).
+ * Free the stacks that nothing used at this sweep nor at the one before,
+ * and that no drain brought again since the one before (store__add_stack()
+ * of a stack kept starts its count over): @used holds the ids (key (id, 0))
+ * of every stack still referenced, by the store's keys and by whatever else
+ * may still name one (the live threads' entries, which hold an id until the
+ * key naming it is written). A BPF program names a stack after storing it
+ * in its map, and writes the key within its run: a stack walked since the
+ * last drain comes with the next one, and its key is seen by the two sweeps
+ * after that. How many stacks were freed, or -ENOMEM (then fewer were).
  */
 struct hmap;
 long store__sweep_stacks(struct store *st, const struct hmap *used);

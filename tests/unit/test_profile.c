@@ -110,9 +110,10 @@ static void test_compact(void)
 	}
 	CHECK_EQ_U64(on_after + p.dropped_on_ns, on_before, "on-CPU time, as before");
 	CHECK(sorted, "rows still by tid");
-	CHECK(profile__tid_dropped(&p, 201) && profile__tid_dropped(&p, 300) &&
-	      !profile__tid_dropped(&p, 106) && !profile__tid_dropped(&p, 51),
-	      "the tids let go are remembered, no other");
+	CHECK(profile__dropped(&p, 201, 0) && profile__dropped(&p, 300, 0) &&
+	      !profile__dropped(&p, 106, 0) && !profile__dropped(&p, 51, 0) &&
+	      !profile__dropped(&p, 201, 1),
+	      "the threads let go are remembered, no other (tid 201 of another start: no)");
 
 	n = profile__compact(&p, &o, &busy, NULL);
 	CHECK_EQ_S64(n, 0, "again: nothing more to let go");
@@ -126,8 +127,65 @@ static void test_compact(void)
 	profile__free(&p);
 }
 
+/* What the summary counts as reused tids (reused_tids() in report.c). */
+static size_t reused(const struct profile *p)
+{
+	size_t n = p->dropped_reused;
+
+	for (size_t i = 1; i < p->nr_threads; i++)
+		n += p->threads[i].tid == p->threads[i - 1].tid;
+	return n;
+}
+
+/*
+ * Reused tids are counted as before when rows go: tid 500 was a thread of
+ * pid 500 (ended, let go), then of pid 600 (alive); tid 700 of pid 700 (let
+ * go), then of a thread made later, twice.
+ */
+static void test_reused_tids(void)
+{
+	struct record_opts o = { .filter = WPROF_FILTER_ALL };
+	struct hmap busy = {};
+	struct profile p;
+	size_t n = 0;
+	void *old;
+
+	o.outputs[0].format = FORMAT_FOLDED;
+	o.nr_outputs = 1;
+	memset(&p, 0, sizeof(p));
+	p.threads = calloc(PROFILE_TOP_PROCS + 8, sizeof(*p.threads));
+	if (!p.threads)
+		abort();
+	p.threads[n++] = (struct thread_acct){ .pid = 500, .tid = 500, .start_id = 1,
+					       .selected = true, .retired = true };
+	p.threads[n++] = (struct thread_acct){ .pid = 600, .tid = 500, .start_id = 2,
+					       .selected = true, .retired = true };
+	p.threads[n++] = (struct thread_acct){ .pid = 700, .tid = 700, .start_id = 1,
+					       .selected = true, .retired = true };
+	for (__u32 i = 0; i < PROFILE_TOP_PROCS; i++) /* the busiest: kept */
+		p.threads[n++] = (struct thread_acct){ .pid = 1000 + i, .tid = 1000 + i,
+						       .on_ns = 1000000, .selected = true,
+						       .retired = true };
+	p.nr_threads = n;
+	hmap__put(&busy, 600, 0, (void *)1, &old);
+	CHECK_EQ_U64(reused(&p), 1, "before: tid 500 twice");
+	CHECK_EQ_S64(profile__compact(&p, &o, &busy, NULL), 2, "pids 500 and 700 let go");
+	CHECK_EQ_U64(reused(&p), 1, "after: still once, though tid 500's rows are apart");
+	CHECK(profile__dropped(&p, 500, 1) && !profile__dropped(&p, 500, 2),
+	      "the thread let go is late, not the live one of its tid");
+	profile__note_tid(&p, 700);
+	CHECK_EQ_U64(reused(&p), 2, "a row made for tid 700: a reuse");
+	profile__note_tid(&p, 700);
+	CHECK_EQ_U64(reused(&p), 2, "another: it is beside the first in the rows, not counted here");
+	profile__note_tid(&p, 500);
+	CHECK_EQ_U64(reused(&p), 2, "tid 500 has a row left: not counted here either");
+	hmap__clear(&busy);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	test_compact();
+	test_reused_tids();
 	return unit_done();
 }
