@@ -215,12 +215,17 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n; /* per-CPU: no atomics needed */
 }
 
+static __always_inline void notify_event(const struct wprof_event *e)
+{
+	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), 0))
+		stat_add(WPROF_STAT_EVENTS_LOST, 1);
+}
+
 static __always_inline void notify(__u32 pid, __u32 kind)
 {
 	struct wprof_event e = { .pid = pid, .kind = kind };
 
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), 0))
-		stat_add(WPROF_STAT_EVENTS_LOST, 1);
+	notify_event(&e);
 }
 
 static __always_inline bool is_target(__u32 tgid, __u32 tid)

@@ -739,6 +739,8 @@ static __always_inline void forget_maps(__u32 pid)
 static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
+	/* its parent's, to name its frames by if it is gone before user space reads its maps */
+	struct wprof_event e = { .pid = cpid, .kind = WPROF_EV_FORK, .ppid = ppid };
 	__u8 one = 1;
 
 	if (ppid == cpid) /* a thread */
@@ -750,8 +752,9 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 		stat_add(WPROF_STAT_TARGETS_FULL, 1);
 	if (!is_target(cpid, cpid))
 		return 0;
-	inherit_maps(ppid, cpid, start_ticks(child));
-	notify(cpid, WPROF_EV_FORK);
+	e.start_ticks = start_ticks(child);
+	inherit_maps(ppid, cpid, e.start_ticks);
+	notify_event(&e);
 	return 0;
 }
 

@@ -283,6 +283,10 @@ enum wprof_event_kind {
 struct wprof_event {
 	__u32 pid; /* tgid */
 	__u32 kind; /* enum wprof_event_kind */
+	/* WPROF_EV_FORK: the parent's tgid, and the child's start (as /proc/PID/stat's) */
+	__u32 ppid;
+	__u32 pad;
+	__u64 start_ticks;
 };
 
 /* Which tasks the programs look at. */

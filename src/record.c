@@ -387,10 +387,18 @@ static void retire(struct recorder *r)
 	hmap__clear(&busy);
 }
 
-/* A new target process: capture its mappings before it can exit. */
+/*
+ * A new target process: capture its mappings before it can exit. A forked
+ * one runs its parent's code until it execs: its parent's maps name what it
+ * did before (if it is gone already, all it did).
+ */
 static int on_new_process(const struct wprof_event *e, void *ctx)
 {
-	snapshot(ctx, e->pid);
+	struct recorder *r = ctx;
+
+	snapshot(r, e->pid);
+	if (e->kind == WPROF_EV_FORK && e->ppid)
+		symbolizer__inherit(r->sym, e->pid, e->start_ticks, e->ppid);
 	return 0;
 }
 

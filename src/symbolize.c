@@ -606,6 +606,59 @@ cleanup:
 	return err;
 }
 
+/* A copy of @from's maps; its files are shared (the symbolizer owns them). */
+static struct snapshot *snapshot__copy(const struct snapshot *from)
+{
+	size_t n = from->maps.nr;
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+
+	if (!snap)
+		return NULL;
+	snap->maps.maps = calloc(n ? n : 1, sizeof(*snap->maps.maps));
+	snap->files = calloc(n ? n : 1, sizeof(*snap->files));
+	if (!snap->maps.maps || !snap->files)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const char *path = from->maps.maps[i].path;
+
+		snap->maps.maps[i] = from->maps.maps[i];
+		snap->maps.maps[i].path = path ? strdup(path) : NULL;
+		if (path && !snap->maps.maps[i].path)
+			goto fail;
+		snap->maps.nr = i + 1; /* procmaps__free() frees the paths up to here */
+		snap->files[i] = from->files[i];
+	}
+	return snap;
+fail:
+	snapshot__free(snap);
+	return NULL;
+}
+
+int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppid)
+{
+	const struct proc *parent;
+	struct snapshot **oldest, *snap;
+	struct proc *p;
+
+	if (!s || pid <= 0 || ppid <= 0 || pid == ppid)
+		return -EINVAL;
+	parent = hmap__get(&s->procs, ppid, 0);
+	if (!parent || !parent->snaps)
+		return 0;
+	p = get_proc(s, pid, start_time);
+	if (!p)
+		return -ENOMEM;
+	for (oldest = &p->snaps; *oldest; oldest = &(*oldest)->older)
+		if (same_code(*oldest, &parent->snaps->maps))
+			return 0; /* read before an exec: it has them */
+	snap = snapshot__copy(parent->snaps);
+	if (!snap)
+		return -ENOMEM;
+	*oldest = snap;
+	p->gen = ++s->gen;
+	return 0;
+}
+
 /* ---- naming ---- */
 
 /*

@@ -695,6 +695,49 @@ out:
 }
 
 /*
+ * A forked child runs its parent's code until it execs. One gone before its
+ * maps were read (a pid never added) is named by its parent's; one that
+ * exec'd first by its own for its new program's code, and by its parent's
+ * for what it ran before.
+ */
+static void test_inherit(void)
+{
+	struct symbolizer *s = symbolizer__new();
+	unsigned long long own = (unsigned long)test_inherit + 1;
+	struct child c = {};
+	__u64 start = 0;
+	char want[64], exe[600];
+
+	if (!CHECK(s != NULL, "symbolizer__new"))
+		return;
+	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
+	CHECK_EQ_S64(symbolizer__add_pid(s, getpid()), 0, "add_pid of ourselves, the parent");
+	snprintf(want, sizeof(want), "[unknown-pid-%d]+0x%llx", 0x7ffffff0, own);
+	check_fallback(s, 0x7ffffff0, own, want, "a gone child, before");
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff0, 1, getpid()), 0, "inherit");
+	check_name(s, 0x7ffffff0, own, "test_inherit", "a gone child, by its parent's maps");
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff1, 1, 0x7ffffff2), 0,
+		     "inherit from a parent never added: nothing");
+	snprintf(want, sizeof(want), "[unknown-pid-%d]+0x%llx", 0x7ffffff1, own);
+	check_fallback(s, 0x7ffffff1, own, want, "its child stays unknown");
+
+	if (!CHECK(child_start(&c, (char *[]){ exe, NULL }) == 0,
+		   "a child that exec'd another program"))
+		goto out;
+	CHECK(procmaps__start_time(c.pid, &start) == 0, "its start");
+	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid of it: its own maps");
+	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid()), 0, "inherit");
+	check_name(s, c.pid, child_addr(&c, "fix_exe_static") + 1, "fix_exe_static",
+		   "its own code, by its own maps");
+	check_name(s, c.pid, own, "test_inherit", "what it ran before the exec, by its parent's");
+	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid()), 0, "inherit again: no change");
+	check_name(s, c.pid, own, "test_inherit", "still");
+out:
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+/*
  * Files wait to be indexed holding an fd; past a quarter of RLIMIT_NOFILE
  * a symbolizer indexes new ones at once and closes them. The benchmark's
  * driver maps 20 libraries and more.
@@ -862,6 +905,7 @@ int main(void)
 	test_unnamed();
 	test_inline();
 	test_replaced_exe();
+	test_inherit();
 	test_fd_budget();
 	return unit_done();
 }
