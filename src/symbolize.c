@@ -417,7 +417,7 @@ static struct proc *get_proc(struct symbolizer *s, int pid, __u64 start_time)
 /*
  * A process that ended keeps of its snapshots what names its code: the
  * executable mappings. Its data mappings name only the frames of a walk
- * gone astray (they then fall back to "[unmapped]+0x..."), and they are
+ * gone astray (they then fall back to "[unmapped]"), and they are
  * most of a process's maps: under churn, keeping them made wprof's memory
  * grow by kilobytes per process seen.
  */
@@ -710,7 +710,7 @@ static void fallback_name(const struct proc_map *m, __u64 ip, __u64 off, char *b
 	const char *slash;
 
 	if (!m)
-		snprintf(buf, FALLBACK_LEN, "[unmapped]+0x%llx", (unsigned long long)ip);
+		snprintf(buf, FALLBACK_LEN, "[unmapped]");
 	else if (!m->path || !m->path[0])
 		snprintf(buf, FALLBACK_LEN, "[anon]+0x%llx", (unsigned long long)ip);
 	else if (!strcmp(m->path, "[vdso]"))

@@ -96,7 +96,9 @@ size_t symbolizer__forget(struct symbolizer *s, const struct hmap *busy);
  *     "[vdso]+0x..." for the vDSO;
  *   - "[anon]+0x7f12..." (absolute) for anonymous memory, "[heap]+0x..." and
  *     the like for other kernel-named mappings;
- *   - "[unmapped]+0x..." for an address in no mapping of @pid, and
+ *   - "[unmapped]" for an address in no mapping of @pid (its address names
+ *     nothing that can be looked up: without it, such frames of processes
+ *     that differ only in their randomized addresses are one line), and
  *     "[unknown-pid-N]+0x..." for a pid that was never added.
  * A name truncated to fit keeps its suffix.
  * Returns 0 when named by a symbol, 1 for a fallback, -errno on error.

@@ -714,7 +714,7 @@ libc_has_debug()
 }
 
 # i4_unnamed FILE COMM_ERE: the distinct frames of COMM_ERE's stacks that
-# wprof could not name (`module+0xOFFSET`, `[unmapped]+0x...`), one a line.
+# wprof could not name (`module+0xOFFSET`, `[unmapped]`), one a line.
 i4_unnamed()
 {
 	awk -v cre="^($2)\$" -v leaf="$FOLD_TAG_LEAF" '
@@ -728,7 +728,7 @@ i4_unnamed()
 		if (comm !~ cre)
 			next
 		for (i = lo; i <= hi; i++)
-			if (f[i] ~ /[+]0x[0-9a-f]+$/ && !(f[i] in seen)) {
+			if ((f[i] ~ /[+]0x[0-9a-f]+$/ || f[i] == "[unmapped]") && !(f[i] in seen)) {
 				seen[f[i]] = 1
 				print f[i]
 			}

@@ -307,7 +307,8 @@ static void test_user(void)
 	ip = child_addr(&c1, "anon");
 	snprintf(want, sizeof(want), "[anon]+0x%llx", ip);
 	check_fallback(s, c1.pid, ip, want, "anonymous memory");
-	check_fallback(s, c1.pid, 0x1000, "[unmapped]+0x1000", "address in no mapping");
+	check_fallback(s, c1.pid, 0x1000, "[unmapped]", "address in no mapping");
+	check_fallback(s, c1.pid, 0x2000, "[unmapped]", "another: the same frame");
 	check_fallback(s, 0x7ffffff0, 0x401234, "[unknown-pid-2147483632]+0x401234",
 		       "pid never added");
 	CHECK(symbolizer__user(s, c1.pid, 0x1000, NULL, 10) == -EINVAL, "NULL buffer: -EINVAL");
@@ -579,7 +580,7 @@ static void test_unnamed(void)
 	ip = child_addr(&c, "buildid_fix_lib_static") + 1;
 	CHECK_EQ_S64(symbolizer__user(s, c.pid, ip, buf, sizeof(buf)), 1,
 		     "debug file out of reach: fallback %s", buf);
-	check_fallback(s, c.pid, 0x1000, "[unmapped]+0x1000", "unmapped: no file's");
+	check_fallback(s, c.pid, 0x1000, "[unmapped]", "unmapped: no file's");
 
 	n = symbolizer__unnamed(s, &u);
 	CHECK_EQ_S64(n, 2, "two files had unnamed frames");
