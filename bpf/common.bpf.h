@@ -157,7 +157,7 @@ struct {
 /* exec and fork of targets, so that user space captures their mappings at once */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 512 * 1024);
 } events SEC(".maps") __weak;
 
 /* Unwind rows of every file the targets map; user space writes them through mmap(). */

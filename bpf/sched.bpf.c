@@ -753,6 +753,8 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	if (!is_target(cpid, cpid))
 		return 0;
 	e.start_ticks = start_ticks(child);
+	e.parent_start_ticks = start_ticks(BPF_CORE_READ(parent, group_leader));
+	e.fork_ns = bpf_ktime_get_ns();
 	inherit_maps(ppid, cpid, e.start_ticks);
 	notify_event(&e);
 	return 0;

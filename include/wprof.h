@@ -283,10 +283,15 @@ enum wprof_event_kind {
 struct wprof_event {
 	__u32 pid; /* tgid */
 	__u32 kind; /* enum wprof_event_kind */
-	/* WPROF_EV_FORK: the parent's tgid, and the child's start (as /proc/PID/stat's) */
+	/*
+	 * WPROF_EV_FORK: the parent's tgid, the starts (as /proc/PID/stat's) of
+	 * both, and the fork's time (bpf_ktime_get_ns())
+	 */
 	__u32 ppid;
 	__u32 pad;
 	__u64 start_ticks;
+	__u64 parent_start_ticks;
+	__u64 fork_ns;
 };
 
 /* Which tasks the programs look at. */

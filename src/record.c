@@ -389,8 +389,9 @@ static void retire(struct recorder *r)
 
 /*
  * A new target process: capture its mappings before it can exit. A forked
- * one runs its parent's code until it execs: its parent's maps name what it
- * did before (if it is gone already, all it did).
+ * one runs its parent's code until it execs: its parent's maps, if read
+ * before the fork, name what it did before (if it is gone already, all it
+ * did).
  */
 static int on_new_process(const struct wprof_event *e, void *ctx)
 {
@@ -398,7 +399,8 @@ static int on_new_process(const struct wprof_event *e, void *ctx)
 
 	snapshot(r, e->pid);
 	if (e->kind == WPROF_EV_FORK && e->ppid)
-		symbolizer__inherit(r->sym, e->pid, e->start_ticks, e->ppid);
+		symbolizer__inherit(r->sym, e->pid, e->start_ticks, e->ppid,
+				    e->parent_start_ticks, e->fork_ns);
 	return 0;
 }
 

@@ -60,6 +60,7 @@ struct snapshot {
 	struct snapshot *older;
 	struct proc_maps maps;
 	struct sym_file **files; /* parallel to maps.maps; NULL when not backed by an ELF file */
+	__u64 taken_ns;          /* when these mappings were read (now_ns()) */
 };
 
 struct proc {
@@ -578,6 +579,8 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 		goto cleanup;
 	}
 	snap = calloc(1, sizeof(*snap));
+	if (snap)
+		snap->taken_ns = now_ns();
 	if (!snap || !(snap->files = calloc(maps.nr, sizeof(*snap->files)))) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -606,27 +609,34 @@ cleanup:
 	return err;
 }
 
-/* A copy of @from's maps; its files are shared (the symbolizer owns them). */
-static struct snapshot *snapshot__copy(const struct snapshot *from)
+/*
+ * A copy of @from's code mappings (what names frames: see proc__compact());
+ * its files are shared (the symbolizer owns them).
+ */
+static struct snapshot *snapshot__copy_code(const struct snapshot *from)
 {
 	size_t n = from->maps.nr;
 	struct snapshot *snap = calloc(1, sizeof(*snap));
 
 	if (!snap)
 		return NULL;
+	snap->taken_ns = from->taken_ns;
 	snap->maps.maps = calloc(n ? n : 1, sizeof(*snap->maps.maps));
 	snap->files = calloc(n ? n : 1, sizeof(*snap->files));
 	if (!snap->maps.maps || !snap->files)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
-		const char *path = from->maps.maps[i].path;
+		const struct proc_map *m = &from->maps.maps[i];
+		size_t k = snap->maps.nr;
 
-		snap->maps.maps[i] = from->maps.maps[i];
-		snap->maps.maps[i].path = path ? strdup(path) : NULL;
-		if (path && !snap->maps.maps[i].path)
+		if (!proc_map__is_exec(m))
+			continue;
+		snap->maps.maps[k] = *m;
+		snap->maps.maps[k].path = m->path ? strdup(m->path) : NULL;
+		if (m->path && !snap->maps.maps[k].path)
 			goto fail;
-		snap->maps.nr = i + 1; /* procmaps__free() frees the paths up to here */
-		snap->files[i] = from->files[i];
+		snap->maps.nr = k + 1; /* procmaps__free() frees the paths up to here */
+		snap->files[k] = from->files[i];
 	}
 	return snap;
 fail:
@@ -634,7 +644,8 @@ fail:
 	return NULL;
 }
 
-int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppid)
+int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppid,
+			__u64 pstart, __u64 fork_ns)
 {
 	const struct proc *parent;
 	struct snapshot **oldest, *snap;
@@ -643,7 +654,17 @@ int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppi
 	if (!s || pid <= 0 || ppid <= 0 || pid == ppid)
 		return -EINVAL;
 	parent = hmap__get(&s->procs, ppid, 0);
-	if (!parent || !parent->snaps)
+	/*
+	 * An earlier process of the parent's pid is not the parent; code
+	 * mappings read after the fork may be an exec's (or a dlopen()'s) that
+	 * came after it: better unnamed than named by another program.
+	 */
+	if (!parent || !parent->snaps || parent->start_time != pstart ||
+	    parent->snaps->taken_ns > fork_ns)
+		return 0;
+	/* the child is gone and its pid is a later process's, read already: not the child */
+	p = hmap__get(&s->procs, pid, 0);
+	if (p && p->start_time > start_time)
 		return 0;
 	p = get_proc(s, pid, start_time);
 	if (!p)
@@ -651,7 +672,7 @@ int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppi
 	for (oldest = &p->snaps; *oldest; oldest = &(*oldest)->older)
 		if (same_code(*oldest, &parent->snaps->maps))
 			return 0; /* read before an exec: it has them */
-	snap = snapshot__copy(parent->snaps);
+	snap = snapshot__copy_code(parent->snaps);
 	if (!snap)
 		return -ENOMEM;
 	*oldest = snap;

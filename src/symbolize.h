@@ -54,15 +54,20 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
 int symbolizer__add_pid(struct symbolizer *s, int pid);
 
 /*
- * @pid, started at @start_time (/proc/PID/stat's field 22), was forked by
- * @ppid: until it execs it runs its parent's code, at its parent's
- * addresses. So the parent's maps as last captured become the oldest
- * snapshot of @pid, for the addresses its own snapshots do not map (as for
- * an exec, older snapshots only name what newer ones do not): the frames of
- * a child gone before its maps were read, and those it had before an exec,
- * are named. Nothing when @ppid was not captured. 0 or -errno.
+ * @pid, started at @start_time (/proc/PID/stat's field 22), was forked at
+ * @fork_ns (CLOCK_MONOTONIC) by @ppid, started at @pstart: until it execs
+ * it runs its parent's code, at its parent's addresses. So the parent's
+ * code mappings, if read before the fork and not changed since, become the
+ * oldest snapshot of @pid, for the addresses its own snapshots do not map
+ * (as for an exec, older snapshots only name what newer ones do not): the
+ * frames of a child gone before its maps were read, and those it had before
+ * an exec, are named. Nothing when @ppid was not captured as the process
+ * that started at @pstart, when its code mappings were read again after the
+ * fork (an exec may have replaced them), or when @pid is now a later
+ * process's. 0 or -errno.
  */
-int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppid);
+int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppid,
+			__u64 pstart, __u64 fork_ns);
 
 /*
  * Keep of the processes that ended only what names their code (their

@@ -25,6 +25,7 @@
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unit.h"
+#include "util.h"
 #include "../fixtures/fixchild.h"
 
 /*
@@ -705,19 +706,28 @@ static void test_inherit(void)
 {
 	struct symbolizer *s = symbolizer__new();
 	unsigned long long own = (unsigned long)test_inherit + 1;
+	__u64 start = 0, self_start = 0, before;
 	struct child c = {};
-	__u64 start = 0;
 	char want[64], exe[600];
 
 	if (!CHECK(s != NULL, "symbolizer__new"))
 		return;
 	snprintf(exe, sizeof(exe), "%s/wpfix", fixture_dir);
+	CHECK(procmaps__start_time(getpid(), &self_start) == 0, "our start");
+	before = now_ns();
 	CHECK_EQ_S64(symbolizer__add_pid(s, getpid()), 0, "add_pid of ourselves, the parent");
 	snprintf(want, sizeof(want), "[unknown-pid-%d]+0x%llx", 0x7ffffff0, own);
 	check_fallback(s, 0x7ffffff0, own, want, "a gone child, before");
-	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff0, 1, getpid()), 0, "inherit");
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff0, 1, getpid(), self_start, before), 0,
+		     "inherit, forked before the parent's maps were read");
+	check_fallback(s, 0x7ffffff0, own, want, "not named: the parent may have exec'd since");
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff0, 1, getpid(), self_start + 1, now_ns()), 0,
+		     "inherit from another process of the parent's pid");
+	check_fallback(s, 0x7ffffff0, own, want, "not named: not its parent");
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff0, 1, getpid(), self_start, now_ns()), 0,
+		     "inherit");
 	check_name(s, 0x7ffffff0, own, "test_inherit", "a gone child, by its parent's maps");
-	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff1, 1, 0x7ffffff2), 0,
+	CHECK_EQ_S64(symbolizer__inherit(s, 0x7ffffff1, 1, 0x7ffffff2, 1, now_ns()), 0,
 		     "inherit from a parent never added: nothing");
 	snprintf(want, sizeof(want), "[unknown-pid-%d]+0x%llx", 0x7ffffff1, own);
 	check_fallback(s, 0x7ffffff1, own, want, "its child stays unknown");
@@ -727,11 +737,16 @@ static void test_inherit(void)
 		goto out;
 	CHECK(procmaps__start_time(c.pid, &start) == 0, "its start");
 	CHECK_EQ_S64(symbolizer__add_pid(s, c.pid), 0, "add_pid of it: its own maps");
-	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid()), 0, "inherit");
+	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start - 1, getpid(), self_start, now_ns()), 0,
+		     "inherit for an earlier process of its pid");
+	check_fallback(s, c.pid, own, "[unmapped]", "not named: it is a later process");
+	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid(), self_start, now_ns()), 0,
+		     "inherit");
 	check_name(s, c.pid, child_addr(&c, "fix_exe_static") + 1, "fix_exe_static",
 		   "its own code, by its own maps");
 	check_name(s, c.pid, own, "test_inherit", "what it ran before the exec, by its parent's");
-	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid()), 0, "inherit again: no change");
+	CHECK_EQ_S64(symbolizer__inherit(s, c.pid, start, getpid(), self_start, now_ns()), 0,
+		     "inherit again: no change");
 	check_name(s, c.pid, own, "test_inherit", "still");
 out:
 	child_stop(&c);
