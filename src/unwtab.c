@@ -21,6 +21,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
+#include "hmap.h"
 #include "procmaps.h"
 #include "unwtab.h"
 #include "util.h"
@@ -341,36 +342,266 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
+ * Register numbers in CFI: x86-64's go up to 130 or so. libdw sizes the
+ * frame it builds for an address by the largest register the CFI there
+ * names, and takes up to 2 GiB (and the time to zero it) for a number a
+ * hostile file can write: such CFI is refused whole, before libdw runs it.
+ */
+#define CFI_MAX_REG 1023
+
+static const __u8 *skip_leb(const __u8 *p, const __u8 *end, __u64 *v)
+{
+	__u64 r = 0;
+	unsigned int shift = 0;
+
+	while (p && p < end) { /* p NULL: an operand before ran past the end */
+		__u8 b = *p++;
+
+		if (shift < 64)
+			r |= (__u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (v)
+				*v = shift > 70 ? ~0ULL : r; /* more than 10 bytes: too large */
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Bytes of a pointer of encoding @enc, or 0 when not of a fixed size. */
+static unsigned int enc_size(__u8 enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Whether the CFA instructions [p, end) name no register above
+ * CFI_MAX_REG. @loc: the size of DW_CFA_set_loc's operand. An opcode
+ * unknown here ends the check: libdw stops at it too.
+ */
+static bool cfa_regs_ok(const __u8 *p, const __u8 *end, unsigned int loc)
+{
+	while (p && p < end) {
+		__u8 op = *p++;
+		__u64 reg = 0, n = 0;
+
+		if ((op >> 6) == 2) { /* DW_CFA_offset: its register is in op */
+			p = skip_leb(p, end, NULL);
+			continue;
+		}
+		if (op >> 6) /* DW_CFA_advance_loc, DW_CFA_restore */
+			continue;
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			continue;
+		case DW_CFA_set_loc:
+			p += loc;
+			continue;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			p += op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+			continue;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+		case DW_CFA_GNU_args_size:
+			p = skip_leb(p, end, NULL);
+			continue;
+		case DW_CFA_def_cfa_expression:
+			p = skip_leb(p, end, &n);
+			if (p && n > (__u64)(end - p))
+				return false;
+			p = p ? p + n : p;
+			continue;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			p = skip_leb(p, end, &reg);
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_def_cfa:
+		case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset_sf:
+			p = skip_leb(p, end, &reg);
+			p = skip_leb(p, end, NULL);
+			break;
+		case DW_CFA_register:
+			p = skip_leb(p, end, &reg);
+			p = skip_leb(p, end, &n);
+			if (n > CFI_MAX_REG)
+				return false;
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			p = skip_leb(p, end, &reg);
+			p = skip_leb(p, end, &n);
+			if (p && n > (__u64)(end - p))
+				return false;
+			p = p ? p + n : p;
+			break;
+		default:
+			return true;
+		}
+		if (reg > CFI_MAX_REG)
+			return false;
+	}
+	return true;
+}
+
+/* What an FDE's instructions start after, from its CIE. */
+struct cie_info {
+	unsigned int loc;  /* bytes of initial_location and of address_range */
+	bool aug_len;      /* an augmentation length (and data) follows them */
+};
+
+/* @cie's info, false when its FDEs cannot be read here (a pointer of no fixed size). */
+static bool cie_info(const Dwarf_CIE *cie, bool eh, struct cie_info *ci)
+{
+	const __u8 *d = cie->augmentation_data, *dend = d + cie->augmentation_data_size;
+	const char *a = cie->augmentation;
+
+	ci->loc = 8;
+	ci->aug_len = a && a[0] == 'z';
+	if (!eh || !ci->aug_len)
+		return true;
+	for (a++; *a; a++) {
+		if (*a == 'R' || *a == 'L') {
+			if (d >= dend)
+				return false;
+			if (*a == 'R' && !(ci->loc = enc_size(*d)))
+				return false;
+			d++;
+		} else if (*a == 'P') {
+			unsigned int n;
+
+			if (d >= dend || !(n = enc_size(*d)))
+				return false;
+			d += 1 + n;
+		} else if (*a != 'S' && *a != 'B') {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Whether every CIE and FDE of the CFI section @data (.eh_frame if @eh)
+ * names registers libdw can afford (CFI_MAX_REG). An entry libdw cannot
+ * read is no matter: it does not run it.
+ */
+static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
+{
+	struct hmap cies = {};
+	Dwarf_Off off = 0, next;
+	bool ok = true;
+	void *old;
+
+	for (int pass = 0; pass < 2 && ok; pass++) {
+		for (off = 0; ok;) {
+			Dwarf_CFI_Entry e;
+			int ret = dwarf_next_cfi(ident, data, eh, off, &next, &e);
+			const struct cie_info *ci;
+			const __u8 *p;
+			__u64 n;
+
+			if (ret > 0)
+				break;
+			if (ret < 0) {
+				if (next == (Dwarf_Off)-1 || next <= off)
+					break;
+				off = next;
+				continue;
+			}
+			if (dwarf_cfi_cie_p(&e) && pass == 0) {
+				struct cie_info *c = malloc(sizeof(*c));
+
+				ok = c && cie_info(&e.cie, eh, c) &&
+				     e.cie.return_address_register <= CFI_MAX_REG &&
+				     cfa_regs_ok(e.cie.initial_instructions,
+						 e.cie.initial_instructions_end, c->loc) &&
+				     !hmap__put(&cies, off + 1, 0, c, &old);
+				if (!ok)
+					free(c);
+			} else if (!dwarf_cfi_cie_p(&e) && pass == 1) {
+				ci = hmap__get(&cies, e.fde.CIE_pointer + 1, 0);
+				p = e.fde.start + 2 * (ci ? ci->loc : 0);
+				if (ci && ci->aug_len && p <= e.fde.end) {
+					p = skip_leb(p, e.fde.end, &n);
+					p = p && n <= (__u64)(e.fde.end - p) ? p + n : NULL;
+				}
+				/* an FDE of no CIE read here: libdw finds none either */
+				ok = !ci || !p || p > e.fde.end || cfa_regs_ok(p, e.fde.end, ci->loc);
+			}
+			off = next;
+		}
+	}
+	for (size_t i = 0; i < cies.cap; i++)
+		free(cies.slots[i].val);
+	hmap__clear(&cies);
+	return ok;
+}
+
+/*
  * The FDE start addresses of .debug_frame (which has no sorted index):
  * Go writes its code's CFI only there. malloc'd and sorted.
  */
-static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
+/* The data of section @name of a 64-bit ELF, or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *name)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	Dwarf_Off off = 0, next;
-	Elf_Data *data = NULL;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, cap = 0;
+	size_t shstrndx;
 	GElf_Shdr sh;
 
-	*out = NULL;
-	*nr = 0;
 	if (!ident || ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
-		return -ENOENT;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
+		const char *n;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".debug_frame")) {
-			/* dwarf_begin_elf() has decompressed it in place, if it was */
-			data = elf_getdata(scn, NULL);
-			break;
-		}
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
 	}
+	return NULL;
+}
+
+static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	/* dwarf_begin_elf() has decompressed it in place, if it was */
+	Elf_Data *data = section_data(elf, ".debug_frame");
+	Dwarf_Off off = 0, next;
+	size_t cap = 0;
+
+	*out = NULL;
+	*nr = 0;
 	if (!data || !data->d_size)
 		return -ENOENT;
+	if (!cfi_regs_ok(ident, data, false))
+		return -EINVAL;
 	for (;;) {
 		Dwarf_CFI_Entry e;
 		__u64 loc;
@@ -400,8 +631,10 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 		}
 		(*out)[(*nr)++] = loc;
 	}
+	if (!*nr)
+		return -ENOENT; /* *out may be NULL: no qsort() of it */
 	qsort(*out, *nr, sizeof(**out), cmp_u64);
-	return *nr ? 0 : -ENOENT;
+	return 0;
 }
 
 /*
@@ -441,10 +674,17 @@ int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, siz
 	size_t neh = 0, ceh = 0, ndbg = 0, cdbg = 0, n_eh_fde = 0, n_dbg_fde = 0, first = *nr;
 	__u64 *eh_starts = NULL, *dbg_starts = NULL;
 	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;
+	Elf_Data *eh_data;
 	Dwarf *dw = NULL;
 	int err = 0;
 
-	if (!fde_starts(elf, &eh_starts, &n_eh_fde) && n_eh_fde)
+	/*
+	 * .eh_frame found by its section, as dwarf_getcfi_elf() finds it
+	 * first; without one (no section headers), not used at all.
+	 */
+	if (!fde_starts(elf, &eh_starts, &n_eh_fde) && n_eh_fde &&
+	    (eh_data = section_data(elf, ".eh_frame")) &&
+	    cfi_regs_ok((const unsigned char *)elf_getident(elf, NULL), eh_data, true))
 		eh_cfi = dwarf_getcfi_elf(elf);
 	/* code with no .eh_frame of its own may still have .debug_frame (Go) */
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

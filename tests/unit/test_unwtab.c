@@ -17,6 +17,8 @@
 #include <gelf.h>
 #include <link.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -215,10 +217,85 @@ static void test_rows_sorted(void)
 	}
 }
 
+/* The file offset of section @name of @elf, and its size, or 0. */
+static size_t section_at(Elf *elf, const char *name, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && elf_strptr(elf, shstrndx, sh.sh_name) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name)) {
+			*size = sh.sh_size;
+			return sh.sh_offset;
+		}
+	return 0;
+}
+
+/*
+ * CFI that names a register numbered in the hundreds of millions (a hostile
+ * file): libdw would take 2 GiB for the frame of each address it covers.
+ * Our own executable, its CIE's first rules (def_cfa rsp+8; rip at cfa-8)
+ * rewritten in place as DW_CFA_undefined of register 0x3f << 21: refused
+ * before libdw runs it, at no cost.
+ */
+static void test_huge_register(void)
+{
+	static const unsigned char rules[] = { 0x0c, 0x07, 0x08, 0x90, 0x01 };
+	static const unsigned char huge[] = { 0x07, 0x80, 0x80, 0x80, 0x3f };
+	struct wprof_unwind_row *rows = NULL;
+	size_t off, size = 0, len, nr = 0, cap = 0, patched = 0;
+	struct rusage before, after;
+	unsigned char *img = NULL;
+	__u64 base = 0;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), mfd = -1, ret;
+	Elf *elf;
+
+	if (!CHECK(fd >= 0, "our executable"))
+		return;
+	len = lseek(fd, 0, SEEK_END);
+	img = malloc(len);
+	if (!CHECK(img && pread(fd, img, len, 0) == (ssize_t)len, "read it"))
+		goto out;
+	elf = elf_memory((char *)img, len);
+	off = elf ? section_at(elf, ".eh_frame", &size) : 0;
+	if (elf)
+		elf_end(elf);
+	for (size_t i = off; off && i + sizeof(rules) <= off + size && i + sizeof(rules) <= len; i++)
+		if (!memcmp(img + i, rules, sizeof(rules))) {
+			memcpy(img + i, huge, sizeof(huge));
+			patched++;
+		}
+	if (!CHECK(patched > 0, "its CIE patched (%zu)", patched))
+		goto out;
+	mfd = memfd_create("huge-register", MFD_CLOEXEC);
+	if (!CHECK(mfd >= 0 && write(mfd, img, len) == (ssize_t)len, "a copy of it"))
+		goto out;
+	elf = elf_begin(mfd, ELF_C_READ_MMAP, NULL);
+	getrusage(RUSAGE_SELF, &before);
+	ret = elf ? unwtab__build_rows(elf, &rows, &nr, &cap, &base) : -1;
+	getrusage(RUSAGE_SELF, &after);
+	CHECK(ret != 0 && nr == 0, "no rows from it (%d, %zu rows)", ret, nr);
+	CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "no memory taken for it (%ld KiB)",
+	      after.ru_maxrss - before.ru_maxrss);
+	if (elf)
+		elf_end(elf);
+out:
+	free(rows);
+	free(img);
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
 	test_walk_matches_backtrace();
 	test_rows_sorted();
+	test_huge_register();
 	return unit_done();
 }
