@@ -28,11 +28,13 @@
 #   [99900, 110000] (same reasoning; 10 ms for a late timer on a busy VM).
 # - per-process block_hist: the bucket holding 3000 us counts the 50 naps,
 #   the bucket holding 100000 us the long nap, each plus the other blocks
-#   of the process that fall in it. Those are single blocks (the barrier
-#   waits, the main thread's ~155 ms pthread_join, a page-cache miss), each
-#   its own stack with count 1, so its duration is its max_us; on an idle
-#   machine there are none in either bucket, but a barrier wait lasts ms
-#   when a sibling waits for a CPU first.
+#   of the process that fall in it. Those are mostly single blocks (the
+#   barrier waits, the main thread's ~155 ms pthread_join, a page-cache
+#   miss), each its own stack with count 1, so its duration is its max_us;
+#   on an idle machine there are none in either bucket, but a barrier wait
+#   lasts ms when a sibling waits for a CPU first. A stack of several (the
+#   loader's page-cache misses at start, cut short the same way) must add
+#   up to less than the buckets checked.
 # - per-thread blocks: short 50 or 51 (+ the barrier, if it had to wait),
 #   long 1 or 2; max_block_us as the largest max_us of the thread's
 #   blocked stacks (its nap's, or the barrier wait's when that was longer)
@@ -103,9 +105,14 @@ log "block_hist: $hist"
 # waits for a CPU on a busy machine).
 # (A nap without a stack, see above, is one of the naps.)
 others=$(json_eval "$TMP/out.json" "[s['max_us'] for s in stacks('off-cpu:(sleep|disk)') if s['count'] == 1 and not any(f in ('short_naps', 'long_nap', '[no stack]') for f in s['frames'])]" | tr '\n' ' ')
-many=$(json_eval "$TMP/out.json" "len([s for s in stacks('off-cpu:(sleep|disk)') if s['count'] > 1 and 'short_naps' not in s['frames']])")
-log "other single blocks of the process (us): $others; other multi-block stacks: $many"
-check "no other stack of the process has several blocks (got $many)" test "$many" = 0
+# Another stack may hold several blocks (two of the loader's mmap() calls at
+# start, walked by frame pointers before the maps were read, are one stack):
+# its blocks' own lengths are not known, only that each is at most its
+# total, which must then stay below the buckets checked (2048 us and up).
+many=$(json_eval "$TMP/out.json" "len([s for s in stacks('off-cpu:(sleep|disk)') if s['count'] > 1 and 'short_naps' not in s['frames'] and s['total_us'] >= 2048])")
+log "other single blocks of the process (us): $others; other multi-block stacks of 2048 us or more: $many"
+check "no other stack of the process has several blocks adding up to 2048 us or more (got $many)" \
+	test "$many" = 0
 # in_bucket LO HI: how many of $others lie in [LO, HI).
 in_bucket()
 {
