@@ -87,6 +87,7 @@ static const size_t unw_counters[] = {
 	F(struct unwtab_stats, files_no_room),  F(struct unwtab_stats, rows),
 	F(struct unwtab_stats, procs),          F(struct unwtab_stats, procs_failed),
 	F(struct unwtab_stats, maps_truncated), F(struct unwtab_stats, build_ns),
+	F(struct unwtab_stats, files_cfi_refused),
 };
 #undef F
 

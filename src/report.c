@@ -142,6 +142,9 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		(unsigned long long)p->unw.rows, p->unw.build_ns / 1e6);
 	if (p->unw.files_no_cfi)
 		fprintf(f, " (%llu without .eh_frame)", (unsigned long long)p->unw.files_no_cfi);
+	if (p->unw.files_cfi_refused)
+		fprintf(f, "; %llu files' CFI refused: it names registers no CPU has (walked by "
+			"frame pointers)", (unsigned long long)p->unw.files_cfi_refused);
 	fputc('\n', f);
 	if (!st[WPROF_STAT_USTACK_CUT])
 		return;

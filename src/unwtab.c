@@ -601,7 +601,7 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 	if (!data || !data->d_size)
 		return -ENOENT;
 	if (!cfi_regs_ok(ident, data, false))
-		return -EINVAL;
+		return -EBADMSG;
 	for (;;) {
 		Dwarf_CFI_Entry e;
 		__u64 loc;
@@ -676,6 +676,7 @@ int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, siz
 	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;
 	Elf_Data *eh_data;
 	Dwarf *dw = NULL;
+	bool refused = false;
 	int err = 0;
 
 	/*
@@ -683,17 +684,23 @@ int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, siz
 	 * first; without one (no section headers), not used at all.
 	 */
 	if (!fde_starts(elf, &eh_starts, &n_eh_fde) && n_eh_fde &&
-	    (eh_data = section_data(elf, ".eh_frame")) &&
-	    cfi_regs_ok((const unsigned char *)elf_getident(elf, NULL), eh_data, true))
-		eh_cfi = dwarf_getcfi_elf(elf);
+	    (eh_data = section_data(elf, ".eh_frame"))) {
+		if (cfi_regs_ok((const unsigned char *)elf_getident(elf, NULL), eh_data, true))
+			eh_cfi = dwarf_getcfi_elf(elf);
+		else
+			refused = true;
+	}
 	/* code with no .eh_frame of its own may still have .debug_frame (Go) */
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (dw && !debug_frame_starts(elf, &dbg_starts, &n_dbg_fde))
+	if (dw && !(err = debug_frame_starts(elf, &dbg_starts, &n_dbg_fde)))
 		dbg_cfi = dwarf_getcfi(dw);
-	if (!eh_cfi && !dbg_cfi) {
-		err = -ENOENT;
+	refused |= err == -EBADMSG;
+	/* a file whose CFI is refused in part is not trusted in the rest */
+	if (refused || (!eh_cfi && !dbg_cfi)) {
+		err = refused ? -EBADMSG : -ENOENT;
 		goto out;
 	}
+	err = 0;
 	if (eh_cfi && eh_starts[0] < *base)
 		*base = eh_starts[0];
 	if (dbg_cfi && dbg_starts[0] < *base)
@@ -865,6 +872,10 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 		if (f->loads[i].vaddr < f->base)
 			f->base = f->loads[i].vaddr;
 	f->err = unwtab__build_rows(elf, &u->rows, &u->nr_rows, &u->cap_rows, &f->base);
+	if (f->err == -EBADMSG) { /* refused: counted, and walked as code without CFI */
+		u->st.files_cfi_refused++;
+		f->err = -ENOENT;
+	}
 	/* without .eh_frame, frame-pointer steps, but Go's stacks still end */
 	if (f->err == -ENOENT && f->nr_loads)
 		f->err = 0;

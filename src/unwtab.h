@@ -30,6 +30,7 @@ struct unwtab_stats {
 	__u64 procs_failed;   /* processes whose maps could not be read or sent */
 	__u64 maps_truncated; /* processes with more than WPROF_MAX_EXEC_MAPS executable maps */
 	__u64 build_ns;       /* time spent building rows */
+	__u64 files_cfi_refused; /* ... whose CFI names registers no CPU has: frame-pointer steps */
 };
 
 struct unwtab *unwtab__new(void); /* NULL and errno on failure */
@@ -59,7 +60,8 @@ void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st);
  * The rows of one ELF image (exposed for tests): appends to *@rows
  * (realloc'd; *@nr rows, *@cap allocated) the rows of @elf's .eh_frame,
  * with pc relative to *@base (the lowest address covered). 0, or -ENOENT
- * when @elf has no usable .eh_frame_hdr, -E2BIG when its code spans 4 GiB.
+ * when @elf has no usable .eh_frame_hdr, -E2BIG when its code spans 4 GiB,
+ * -EBADMSG when its CFI names a register above any CPU's (none is used).
  */
 int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
 		       __u64 *base);
