@@ -506,6 +506,27 @@ static bool cie_info(const Dwarf_CIE *cie, bool eh, struct cie_info *ci)
 }
 
 /*
+ * The next entry of the CFI section @data (.eh_frame if @eh) from *@off,
+ * past those libdw cannot read, into @e, its offset into *@at, and *@off
+ * past it: true, or false at the section's end.
+ */
+static bool next_cfi_entry(const unsigned char *ident, Elf_Data *data, bool eh, Dwarf_Off *off,
+			   Dwarf_Off *at, Dwarf_CFI_Entry *e)
+{
+	for (;;) {
+		Dwarf_Off next;
+		int ret = dwarf_next_cfi(ident, data, eh, *off, &next, e);
+
+		if (ret > 0 || (ret < 0 && (next == (Dwarf_Off)-1 || next <= *off)))
+			return false;
+		*at = *off;
+		*off = next;
+		if (!ret)
+			return true;
+	}
+}
+
+/*
  * Whether every CIE and FDE of the CFI section @data (.eh_frame if @eh)
  * names registers libdw can afford (CFI_MAX_REG). An entry libdw cannot
  * read is no matter: it does not run it.
@@ -513,26 +534,18 @@ static bool cie_info(const Dwarf_CIE *cie, bool eh, struct cie_info *ci)
 static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
 {
 	struct hmap cies = {};
-	Dwarf_Off off = 0, next;
 	bool ok = true;
 	void *old;
 
 	for (int pass = 0; pass < 2 && ok; pass++) {
-		for (off = 0; ok;) {
-			Dwarf_CFI_Entry e;
-			int ret = dwarf_next_cfi(ident, data, eh, off, &next, &e);
+		Dwarf_Off off = 0, at;
+		Dwarf_CFI_Entry e;
+
+		while (ok && next_cfi_entry(ident, data, eh, &off, &at, &e)) {
 			const struct cie_info *ci;
 			const __u8 *p;
 			__u64 n;
 
-			if (ret > 0)
-				break;
-			if (ret < 0) {
-				if (next == (Dwarf_Off)-1 || next <= off)
-					break;
-				off = next;
-				continue;
-			}
 			if (dwarf_cfi_cie_p(&e) && pass == 0) {
 				struct cie_info *c = malloc(sizeof(*c));
 
@@ -540,7 +553,7 @@ static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
 				     e.cie.return_address_register <= CFI_MAX_REG &&
 				     cfa_regs_ok(e.cie.initial_instructions,
 						 e.cie.initial_instructions_end, c->loc) &&
-				     !hmap__put(&cies, off + 1, 0, c, &old);
+				     !hmap__put(&cies, at + 1, 0, c, &old);
 				if (!ok)
 					free(c);
 			} else if (!dwarf_cfi_cie_p(&e) && pass == 1) {
@@ -553,7 +566,6 @@ static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
 				/* an FDE of no CIE read here: libdw finds none either */
 				ok = !ci || !p || p > e.fde.end || cfa_regs_ok(p, e.fde.end, ci->loc);
 			}
-			off = next;
 		}
 	}
 	for (size_t i = 0; i < cies.cap; i++)
@@ -593,7 +605,8 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	/* dwarf_begin_elf() has decompressed it in place, if it was */
 	Elf_Data *data = section_data(elf, ".debug_frame");
-	Dwarf_Off off = 0, next;
+	Dwarf_Off off = 0, at;
+	Dwarf_CFI_Entry e;
 	size_t cap = 0;
 
 	*out = NULL;
@@ -602,20 +615,9 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 		return -ENOENT;
 	if (!cfi_regs_ok(ident, data, false))
 		return -EBADMSG;
-	for (;;) {
-		Dwarf_CFI_Entry e;
+	while (next_cfi_entry(ident, data, false, &off, &at, &e)) {
 		__u64 loc;
-		int ret = dwarf_next_cfi(ident, data, false, off, &next, &e);
 
-		if (ret > 0)
-			break;
-		if (ret < 0) {
-			if (next == (Dwarf_Off)-1 || next <= off)
-				break;
-			off = next;
-			continue;
-		}
-		off = next;
 		if (dwarf_cfi_cie_p(&e) || e.fde.end - e.fde.start < 16)
 			continue;
 		memcpy(&loc, e.fde.start, sizeof(loc)); /* initial_location: an address */
