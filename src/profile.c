@@ -537,7 +537,7 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 		b->p->late_keys++;
 		return 0;
 	}
-	if (!t && !(t = thread_of(b, k)))
+	if (!t && !(t = sampled_thread(b, k->pid, k->tid, k->start_id)))
 		return -ENOMEM;
 	if (k->state >= WPROF_STATE_CNT || !t->selected)
 		return 0;

@@ -118,6 +118,10 @@ int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym
  */
 long profile__compact(struct profile *p, const struct record_opts *o, const struct hmap *busy,
 		      struct hmap *gone);
+/* A thread @tid of @p (its threads are sorted by tid), or NULL. */
+const struct thread_acct *profile__thread(const struct profile *p, __u32 tid);
+/* Rows with the tid of an earlier thread (pids wrapped around), rows let go included. */
+size_t profile__reused_tids(const struct profile *p);
 /* Threads recorded and selected, whether their rows were kept or not. */
 size_t profile__threads_shown(const struct profile *p);
 /*

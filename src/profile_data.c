@@ -114,6 +114,23 @@ void profile__note_tid(struct profile *p, __u32 tid)
 	p->dropped_reused++;
 }
 
+const struct thread_acct *profile__thread(const struct profile *p, __u32 tid)
+{
+	size_t lo = 0, hi = p->nr_threads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->threads[mid].tid == tid)
+			return &p->threads[mid];
+		if (p->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* Rows of the tid of the row before them (@p's rows are sorted by tid). */
 static size_t same_tid_pairs(const struct profile *p)
 {
@@ -124,20 +141,9 @@ static size_t same_tid_pairs(const struct profile *p)
 	return n;
 }
 
-/* Whether a row of @tid is among @p's (sorted by tid). */
-static bool has_tid(const struct profile *p, __u32 tid)
+size_t profile__reused_tids(const struct profile *p)
 {
-	size_t lo = 0, hi = p->nr_threads;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nr_threads && p->threads[lo].tid == tid;
+	return same_tid_pairs(p) + p->dropped_reused;
 }
 
 /* An ended process, a candidate to have its rows let go. */
@@ -288,7 +294,7 @@ long profile__compact(struct profile *p, const struct record_opts *o, const stru
 	for (size_t i = 0; i < ids.cap; i++) {
 		__u32 tid = ids.slots[i].k1;
 
-		if (ids.slots[i].val && tid < TID_BITS && !has_tid(p, tid))
+		if (ids.slots[i].val && tid < TID_BITS && !profile__thread(p, tid))
 			p->orphan_tids[tid / 8] |= 1 << (tid % 8);
 	}
 	hmap__clear(&p->dropped_ids_prev);

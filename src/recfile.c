@@ -495,7 +495,7 @@ static int read_threads(struct loader *l, struct rbuf *b)
 		t->idle = flags & TF_IDLE;
 		t->selected = flags & TF_SELECTED;
 	}
-	/* rec_info__thread() searches them by tid */
+	/* profile__thread() searches them by tid */
 	qsort(p->threads, p->nr_threads, sizeof(*p->threads), cmp_thread);
 	return 0;
 }

@@ -82,7 +82,7 @@ void rec_info__date(const struct rec_info *ri, char *buf, size_t size)
 
 const struct thread_acct *rec_info__thread_of(const struct profile *p, __u32 pid, __u32 tid)
 {
-	const struct thread_acct *t = rec_info__thread(p, tid), *end = p->threads + p->nr_threads;
+	const struct thread_acct *t = profile__thread(p, tid), *end = p->threads + p->nr_threads;
 
 	if (!t)
 		return NULL;
@@ -91,22 +91,5 @@ const struct thread_acct *rec_info__thread_of(const struct profile *p, __u32 pid
 	for (; t < end && t->tid == tid; t++)
 		if (t->pid == pid)
 			return t;
-	return NULL;
-}
-
-const struct thread_acct *rec_info__thread(const struct profile *p, __u32 tid)
-{
-	size_t lo = 0, hi = p->nr_threads;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->threads[mid].tid == tid)
-			return &p->threads[mid];
-		if (p->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return NULL;
 }

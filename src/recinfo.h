@@ -27,8 +27,6 @@ void rec_info__fill(struct rec_info *ri, const struct record_opts *o, const stru
 /* "2026-01-31 14:05:09 CET": the start, local time. */
 void rec_info__date(const struct rec_info *ri, char *buf, size_t size);
 
-/* The thread @tid of @p (its threads are sorted by tid), or NULL. */
-const struct thread_acct *rec_info__thread(const struct profile *p, __u32 tid);
 /*
  * The thread @tid of process @pid: of the threads a reused tid was, the
  * first of @pid (a line tells no more), or NULL.

@@ -47,7 +47,7 @@ struct filter_ctx {
  */
 static bool selected(const struct profile *p, __u32 pid, __u32 tid)
 {
-	const struct thread_acct *t = rec_info__thread(p, tid);
+	const struct thread_acct *t = profile__thread(p, tid);
 	size_t i;
 
 	if (!t)

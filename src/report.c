@@ -55,16 +55,6 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "late_keys", p->late_keys };
 }
 
-/* Threads whose tid an earlier thread had (p->threads is sorted by tid). */
-static size_t reused_tids(const struct profile *p)
-{
-	size_t n = 0;
-
-	for (size_t i = 1; i < p->nr_threads; i++)
-		n += p->threads[i].tid == p->threads[i - 1].tid;
-	return n + p->dropped_reused;
-}
-
 static double pct(__u64 part, __u64 whole)
 {
 	return whole ? 100.0 * part / whole : 0.0;
@@ -345,9 +335,9 @@ static void print_window(const struct recording *r, FILE *f)
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
 			(unsigned long long)p->threads_left_out);
-	if (reused_tids(p))
+	if (profile__reused_tids(p))
 		fprintf(f, " (%zu had the tid of an earlier thread, the pids having wrapped "
-			"around: each is shown on its own)", reused_tids(p));
+			"around: each is shown on its own)", profile__reused_tids(p));
 	fprintf(f, "\nwprof: %llu samples, %llu context switches, %llu wakeups",
 		(unsigned long long)st[WPROF_STAT_SAMPLES],
 		(unsigned long long)st[WPROF_STAT_SWITCHES],

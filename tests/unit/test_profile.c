@@ -127,15 +127,6 @@ static void test_compact(void)
 	profile__free(&p);
 }
 
-/* What the summary counts as reused tids (reused_tids() in report.c). */
-static size_t reused(const struct profile *p)
-{
-	size_t n = p->dropped_reused;
-
-	for (size_t i = 1; i < p->nr_threads; i++)
-		n += p->threads[i].tid == p->threads[i - 1].tid;
-	return n;
-}
 
 /*
  * Reused tids are counted as before when rows go: tid 500 was a thread of
@@ -168,17 +159,17 @@ static void test_reused_tids(void)
 						       .retired = true };
 	p.nr_threads = n;
 	hmap__put(&busy, 600, 0, (void *)1, &old);
-	CHECK_EQ_U64(reused(&p), 1, "before: tid 500 twice");
+	CHECK_EQ_U64(profile__reused_tids(&p), 1, "before: tid 500 twice");
 	CHECK_EQ_S64(profile__compact(&p, &o, &busy, NULL), 2, "pids 500 and 700 let go");
-	CHECK_EQ_U64(reused(&p), 1, "after: still once, though tid 500's rows are apart");
+	CHECK_EQ_U64(profile__reused_tids(&p), 1, "after: still once, though tid 500's rows are apart");
 	CHECK(profile__dropped(&p, 500, 1) && !profile__dropped(&p, 500, 2),
 	      "the thread let go is late, not the live one of its tid");
 	profile__note_tid(&p, 700);
-	CHECK_EQ_U64(reused(&p), 2, "a row made for tid 700: a reuse");
+	CHECK_EQ_U64(profile__reused_tids(&p), 2, "a row made for tid 700: a reuse");
 	profile__note_tid(&p, 700);
-	CHECK_EQ_U64(reused(&p), 2, "another: it is beside the first in the rows, not counted here");
+	CHECK_EQ_U64(profile__reused_tids(&p), 2, "another: it is beside the first in the rows, not counted here");
 	profile__note_tid(&p, 500);
-	CHECK_EQ_U64(reused(&p), 2, "tid 500 has a row left: not counted here either");
+	CHECK_EQ_U64(profile__reused_tids(&p), 2, "tid 500 has a row left: not counted here either");
 	hmap__clear(&busy);
 	profile__free(&p);
 }
