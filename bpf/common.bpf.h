@@ -56,6 +56,13 @@ const volatile bool check_deferred __weak = false;
 const volatile bool time_kinds __weak = false;
 /* switches are timed by the stamp of tp_sched_entry (bpf/sched.bpf.c: switch_time()) */
 const volatile bool entry_stamp __weak = false;
+/*
+ * An interval's wait for a CPU is the scheduler's own count of it (sched_info,
+ * read at the switch-in: thread.bpf.h, queued_since()), not the time from its
+ * sched_wakeup event: no program runs at wakeups unless --wakers. Set by user
+ * space where the kernel's BTF shows the way from a task to its run queue.
+ */
+const volatile bool runq_sched_info __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*

@@ -217,20 +217,52 @@ static __always_inline bool resume_regs_hold(struct wprof_thread *th, struct tas
 }
 
 /*
+ * When the thread of @th, back on a CPU since `in` with no sched_switch seen
+ * for it, was woken: from its wakeup event if one was seen (and the wait is
+ * not the scheduler's count), else from the scheduler's count of its wait
+ * for a CPU since it left one, `delay` (run_delay has it whole: the thread
+ * got the CPU since). 0: not known.
+ */
+static __always_inline __u64 unseen_wake(const struct wprof_thread *th, __u64 in, __u64 delay)
+{
+	if (th->wake_ns && !runq_sched_info)
+		return th->wake_ns;
+	if (th->off_state != WPROF_OFF_RUNQ && delay < in - th->off_since_ns)
+		return in - delay;
+	return 0;
+}
+
+/*
+ * When the thread of @th, task `next`, that gets the CPU at `now` was woken:
+ * as the scheduler tells it (queued_since()), where runq_sched_info; else the
+ * time of its wakeup event (0 if none seen).
+ */
+static __always_inline __u64 switch_wake(struct wprof_thread *th, struct task_struct *next,
+					 __u64 now, bool typed)
+{
+	__u32 zero = 0;
+
+	if (!runq_sched_info || th->off_state == WPROF_OFF_RUNQ)
+		return th->wake_ns;
+	stat_add(WPROF_STAT_WAKEUPS, 1);
+	return queued_since(th, next, bpf_map_lookup_elem(&clock_cal, &zero), now, typed);
+}
+
+/*
  * Close the thread's off-CPU interval at `now`: a blocked interval is split
- * at its wakeup into the blocked part and the wait for a CPU after it. The
- * thread's own totals are exact; the stacks get what passes the filters, if
- * the interval is walked (walk_weight()). Only the window's part of it
- * counts (a block is one if its blocked part is in the window).
+ * at `wake` (0: unknown, none) into the blocked part and the wait for a CPU
+ * after it. The thread's own totals are exact; the stacks get what passes the
+ * filters, if the interval is walked (walk_weight()). Only the window's part
+ * of it counts (a block is one if its blocked part is in the window).
  * src/profile.c closes intervals still open at the window's end the same way.
  * `task`: the thread, stopped, whose kernel stack is the interval's (NULL:
  * it ran since, unseen). `here`: the current thread is the one, resuming in
  * its __schedule(): both its stacks can be walked now.
  */
 static __always_inline void close_interval(void *ctx, struct wprof_thread *th, __u64 now,
-					   struct task_struct *task, bool here)
+					   __u64 wake, struct task_struct *task, bool here)
 {
-	__u64 start = th->off_since_ns, wake = th->wake_ns, split = now, ns, runq;
+	__u64 start = th->off_since_ns, split = now, ns, runq;
 	__u32 state = th->off_state;
 	struct wprof_interval iv = {};
 
@@ -432,11 +464,8 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		__u64 in = ran < now - th->off_since_ns ? now - ran : th->off_since_ns;
 		__u64 delay = TASK_READ(prev, sched_info.run_delay, typed) - th->run_delay_out;
 
-		if (!th->wake_ns && th->off_state != WPROF_OFF_RUNQ &&
-		    delay < in - th->off_since_ns)
-			th->wake_ns = in - delay;
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
-		close_interval(ctx, th, in, NULL, false);
+		close_interval(ctx, th, in, unseen_wake(th, in, delay), NULL, false);
 		add_on(th, in, now);
 	}
 	th->oncpu_since_ns = 0;
@@ -472,15 +501,26 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 		if (!th)
 			return;
 		/*
-		 * Not seen since the window opened and coming onto a CPU
-		 * without a wakeup (on_wakeup() would have made its entry):
-		 * it was runnable since then, waiting for a CPU (the start
-		 * snapshot had not reached it). Its kernel stack is still the
-		 * one it left the CPU with; its user stack is not known.
+		 * Not seen since the window opened (the start snapshot had
+		 * not reached it), and coming onto a CPU: off-CPU since then.
+		 * Where wakeups are seen, without one (on_wakeup() would
+		 * have made its entry): runnable all along, waiting for a
+		 * CPU. Its kernel stack is still the one it left the CPU
+		 * with; its user stack is not known.
 		 */
 		if (th->first_ns < now) {
 			th->off_since_ns = th->first_ns;
 			th->off_state = WPROF_OFF_RUNQ;
+			/*
+			 * With no wakeup events, it may as well have been
+			 * blocked, then woken: the scheduler's count of its
+			 * current wait says how long it waited for the CPU
+			 * (asleep before that, most likely).
+			 */
+			if (runq_sched_info) {
+				th->off_state = WPROF_OFF_SLEEP;
+				th->run_delay_out = TASK_READ(next, sched_info.run_delay, typed);
+			}
 			th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 			if (typed && kernel_stacks)
 				th->kstack_id = task_kernel_stack(next, SCRATCH_SWITCH);
@@ -496,7 +536,8 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	if (now < th->off_since_ns)
 		now = th->off_since_ns;
 	if (th->off_since_ns) {
-		close_interval(ctx, th, now, typed ? next : NULL, false);
+		close_interval(ctx, th, now, switch_wake(th, next, now, typed), typed ? next : NULL,
+			       false);
 	} else if (th->oncpu_since_ns) {
 		/* it left a CPU unseen: count it as on until now, and say so */
 		stat_add(WPROF_STAT_UNTRACED_OUT, 1);
@@ -616,6 +657,9 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		return 0;
 	}
 	now = switch_time();
+	/* prev is on this CPU: its run queue's */
+	if (runq_sched_info)
+		clock_cal_add(rq_clock_of(prev, typed), now);
 	if (out) {
 		kind = switch_out(ctx, prev, preempt, prev_state, now, typed);
 		stat_add(kind, 1);
@@ -658,14 +702,18 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool type
 		if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
 			th->off_since_ns = th->first_ns;
 			th->off_state = WPROF_OFF_SLEEP;
+			/* its wait for a CPU is the one it starts now */
+			th->run_delay_out = TASK_READ(p, sched_info.run_delay, typed);
 			th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 			if (typed && kernel_stacks)
 				th->kstack_id = task_kernel_stack(p, SCRATCH_WAKE);
 		}
 	}
+	/* where runq_sched_info, it runs for --wakers alone: wake_ns marks the first */
 	if (!th->off_since_ns || th->wake_ns)
 		return 0;
-	stat_add(WPROF_STAT_WAKEUPS, 1);
+	if (!runq_sched_info)
+		stat_add(WPROF_STAT_WAKEUPS, 1);
 	th->wake_ns = bpf_ktime_get_ns();
 	if (record_wakers) {
 		/* the waker is the current task (or what an interrupt landed on) */
@@ -839,10 +887,8 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 	 * run-queue wait says how long it waited for this CPU since.
 	 */
 	delay = bpf_get_current_task_btf()->sched_info.run_delay - th->run_delay_out;
-	if (!th->wake_ns && th->off_state != WPROF_OFF_RUNQ && delay < now - th->off_since_ns)
-		th->wake_ns = now - delay;
 	stat_add(WPROF_STAT_UNTRACED_RESUMED, 1);
-	close_interval(ctx, th, now, NULL, true);
+	close_interval(ctx, th, now, unseen_wake(th, now, delay), NULL, true);
 	th->oncpu_since_ns = now;
 }
 

@@ -80,6 +80,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	} else {
 		th->off_since_ns = th->first_ns;
 		th->off_state = off_state(false, state);
+		th->run_delay_out = task->sched_info.run_delay;
 		th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 		if (user_stacks)
 			th->ustack_id = task_user_stack(task);
@@ -90,6 +91,21 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	if (err && err != -EEXIST)
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 	return 0;
+}
+
+/*
+ * When the thread of @th, task `task`, off-CPU at the window's end, was
+ * woken, if it has been since it left the CPU (as switch_wake() in
+ * bpf/sched.bpf.c tells it at a switch-in): the clocks' offset is its CPU's.
+ */
+static __always_inline __u64 end_wake(const struct wprof_thread *th, struct task_struct *task)
+{
+	__u32 zero = 0, cpu = task_rq_of(task, true)->cpu;
+
+	if (th->off_state == WPROF_OFF_RUNQ)
+		return 0;
+	return queued_since(th, task, bpf_map_lookup_percpu_elem(&clock_cal, &zero, cpu),
+			    bpf_ktime_get_ns(), true);
 }
 
 /*
@@ -127,6 +143,8 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	gen = th->off_since_ns;
 	if (!gen || th->exit_ns)
 		return 0;
+	if (runq_sched_info)
+		th->wake_ns = end_wake(th, task);
 	ustack = th->ustack_id;
 	if (user_stacks && (th->walk & WPROF_WALK_DEFER))
 		ustack = task_user_stack(task);

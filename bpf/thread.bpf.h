@@ -66,6 +66,162 @@ static __always_inline __u32 off_state(bool preempt, unsigned int state)
 }
 
 /*
+ * The run queue task `t` is on, through its CFS entity's queue (which exists
+ * with CONFIG_FAIR_GROUP_SCHED, for tasks of every class: user space checks
+ * the kernel's BTF for it before it sets runq_sched_info).
+ */
+static __always_inline struct rq *task_rq_of(struct task_struct *t, bool typed)
+{
+	return typed ? t->se.cfs_rq->rq : BPF_CORE_READ(t, se.cfs_rq, rq);
+}
+
+/* The clock of that run queue: rq_clock(), as the scheduler last updated it. */
+static __always_inline __u64 rq_clock_of(struct task_struct *t, bool typed)
+{
+	return typed ? task_rq_of(t, typed)->clock : BPF_CORE_READ(task_rq_of(t, typed), clock);
+}
+
+
+/*
+ * The scheduler's times (sched_info, the run queue's clock) are sched_clock()
+ * times; the programs' are monotonic. Per CPU, the difference of the two
+ * clocks is learnt from the switches: each has the time __schedule() read
+ * the run queue's clock at (it updates it as it starts, unless a wakeup that
+ * asked for the switch has just done so), and the program's own clock read,
+ * later by what __schedule() did since. The least difference of a round of
+ * CLOCK_CAL_SAMPLES switches (at least CLOCK_CAL_ROUND_NS long) is the
+ * closest to the clocks' offset. The two drift apart (by 450 ppm on this
+ * VM: 0.45 us a second), so the offset at a time is the last round's least,
+ * moved by the drift from an older round's, CLOCK_CAL_SPAN_NS or more before
+ * (the slope), to tell a time of a CPU that has been idle for a while; a
+ * difference under it replaces it at once. Per CPU: one CPU's run queue clock
+ * need not agree with another's.
+ */
+#define CLOCK_CAL_SAMPLES 8
+#define CLOCK_CAL_ROUND_NS 4000000ULL
+#define CLOCK_CAL_SPAN_NS 1000000000ULL
+#define CLOCK_CAL_REACH_NS 60000000000ULL /* moved by the slope this far at most */
+
+struct clock_cal {
+	__s64 base;          /* the offset (monotonic - run queue clock) at base_clock */
+	__u64 base_clock;    /* 0: no difference seen yet */
+	__s64 anchor;        /* an older round's, for the slope; anchor_clock 0: none */
+	__u64 anchor_clock;
+	__s64 least;         /* this round's least difference, at least_clock */
+	__u64 least_clock;
+	__u64 round_end;     /* the round lasts until this run queue clock time at least */
+	__u64 slope;         /* |drift| per ns of run queue clock, in 2^-32 ns; 0: none */
+	__u32 samples;       /* in this round */
+	__u32 slope_down;    /* the offset shrinks with time */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct clock_cal);
+} clock_cal SEC(".maps") __weak;
+
+/* One switch of this CPU: its run queue `clock`, and the monotonic time `now` of it. */
+static __always_inline void clock_cal_add(__u64 clock, __u64 now)
+{
+	__s64 d = (__s64)(now - clock);
+	struct clock_cal *c;
+	__u32 zero = 0;
+	__u64 span, diff;
+
+	c = bpf_map_lookup_elem(&clock_cal, &zero);
+	if (!c || !clock)
+		return;
+	if (!c->samples || d < c->least) {
+		c->least = d;
+		c->least_clock = clock;
+	}
+	/*
+	 * A difference is never under the offset (but for the drift since
+	 * base_clock): one under the base shows it too high (a first read
+	 * late by a run queue clock not updated for long, on a CPU that idled)
+	 */
+	if (!c->base_clock || d < c->base) {
+		c->base = d;
+		c->base_clock = clock;
+	}
+	if (!c->round_end)
+		c->round_end = clock + CLOCK_CAL_ROUND_NS;
+	if (++c->samples < CLOCK_CAL_SAMPLES || clock < c->round_end)
+		return;
+	if (!c->anchor_clock || c->base_clock - c->anchor_clock >= CLOCK_CAL_SPAN_NS) {
+		c->anchor = c->base;
+		c->anchor_clock = c->base_clock;
+	}
+	c->base = c->least;
+	c->base_clock = c->least_clock;
+	c->samples = 0;
+	c->round_end = clock + CLOCK_CAL_ROUND_NS;
+	/*
+	 * The slope, where the anchor is far enough back (else the last one
+	 * stays), and is less than 1/64 (else the rounds' least differences
+	 * are not the clocks' offset): one division a round, not one a switch;
+	 * no signed division in BPF: its size, then its sign.
+	 */
+	span = c->base_clock - c->anchor_clock;
+	diff = c->base < c->anchor ? c->anchor - c->base : c->base - c->anchor;
+	if (c->base_clock > c->anchor_clock && span >= CLOCK_CAL_SPAN_NS / 2 && diff < span / 64) {
+		c->slope_down = c->base < c->anchor;
+		c->slope = (diff << 32) / span;
+	}
+}
+
+/*
+ * @c's offset at run queue clock time `clock` (see struct clock_cal), or
+ * false if it has seen no switch.
+ */
+static __always_inline bool clock_cal_offset(const struct clock_cal *c, __u64 clock, __s64 *off)
+{
+	__u64 reach, drift;
+
+	if (!c || !c->base_clock)
+		return false;
+	*off = c->base;
+	if (!c->slope)
+		return true;
+	reach = clock > c->base_clock ? clock - c->base_clock : c->base_clock - clock;
+	if (reach > CLOCK_CAL_REACH_NS)
+		reach = CLOCK_CAL_REACH_NS;
+	drift = (c->slope * reach) >> 32;
+	if (c->slope_down == (clock > c->base_clock))
+		*off -= drift;
+	else
+		*off += drift;
+	return true;
+}
+
+/*
+ * When the thread of @th, task `t` on this CPU's run queue, was woken, if it
+ * was since it left a CPU: when it was last queued (sched_info.last_queued,
+ * cleared as it gets the CPU, after sched_switch) as a monotonic time, less
+ * its waits on run queues it has left since (run_delay grew by them), as
+ * schedstat counts them; no earlier than the interval's start. `now`: the
+ * monotonic time of the switch, the answer's bound. 0: neither queued nor
+ * woken since.
+ */
+static __always_inline __u64 queued_since(const struct wprof_thread *th, struct task_struct *t,
+					  const struct clock_cal *c, __u64 now, bool typed)
+{
+	__u64 queued = TASK_READ(t, sched_info.last_queued, typed);
+	__u64 delay = TASK_READ(t, sched_info.run_delay, typed) - th->run_delay_out;
+	__u64 wake = now;
+	__s64 off;
+
+	if (!queued && !delay)
+		return 0;
+	if (queued && clock_cal_offset(c, queued, &off) && queued + off < now)
+		wake = queued + off;
+	wake -= delay;
+	return wake > th->off_since_ns ? wake : th->off_since_ns;
+}
+
+/*
  * Where a new thread entry is put together (too large for the BPF stack):
  * per CPU, one for the scheduler's events (interrupts off), one for the
  * programs that run with them on (an interrupt's wakeup may come in

@@ -380,6 +380,9 @@ configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinne
 configs="$configs redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
 # the resume walks by BPF task work instead of a program at every switch
 configs="$configs wprof-a-tw wprof-a-tw-stats"
+# the wait for a CPU timed from wakeup events (a program at every wakeup), as
+# on kernels where the programs cannot read the scheduler's count of it
+configs="$configs wprof-a-rqw"
 for i in $(seq 1 "$REPS"); do
 	for c in $configs; do
 		[ -e "$tmp/$c.off" ] && continue
@@ -399,6 +402,9 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-tw)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_RESUME_WALK=task_work "$WPROF" record -a -o /dev/null ;;
+		wprof-a-rqw)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_RUNQ=wakeup "$WPROF" record -a -o /dev/null ;;
 		wprof-a*)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a -o /dev/null ;;
@@ -612,6 +618,7 @@ row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s
 ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
 ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
 row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=task_work" wprof-a-tw wprof-a-tw "$pipe_base" ops/s
+row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
 switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns
 switch_ns wprof-a-tw-stats "pipe pinned, WPROF_RESUME_WALK=task_work"

@@ -35,6 +35,15 @@ enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
 enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
 
 /*
+ * Where an interval's wait for a CPU comes from (WPROF_RUNQ): the scheduler's
+ * own count of it (sched_info), read at the switch-in, where the kernel's BTF
+ * shows the way from a task to its run queue (CONFIG_FAIR_GROUP_SCHED); or
+ * the time of the thread's sched_wakeup event, which takes a program at every
+ * wakeup. Auto: the first where the kernel allows it.
+ */
+enum runq_source { RUNQ_AUTO, RUNQ_WAKEUP };
+
+/*
  * When the lines of threads that ended are made (WPROF_RETIRE): while
  * recording, a drain after the one that took them, so that what only they
  * named is freed (auto: in batches of 512 threads, and not when the lines
@@ -81,6 +90,7 @@ struct record_opts {
 	bool raw_tp; /* WPROF_ATTACH=raw_tp: the fallback programs, as on kernels without tp_btf */
 	enum switch_time switch_time; /* WPROF_SWITCH_TIME */
 	enum resume_walk resume_walk; /* WPROF_RESUME_WALK */
+	enum runq_source runq;        /* WPROF_RUNQ */
 	enum retire retire;           /* WPROF_RETIRE */
 	bool user_stacks;
 	bool kernel_stacks;

@@ -731,8 +731,10 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (session__switch_timing(r.session, timing, sizeof(timing)))
 		pr_info("%s", timing);
-	pr_info("recording with %s sched events and %llu Hz cpu-clock samples; Ctrl-C stops",
-		session__attach_kind(r.session), (unsigned long long)r.opts.freq_hz);
+	pr_info("recording with %s sched events%s and %llu Hz cpu-clock samples; Ctrl-C stops",
+		session__attach_kind(r.session),
+		session__runq_wakeup(r.session) ? " (run-queue waits timed from wakeups)" : "",
+		(unsigned long long)r.opts.freq_hz);
 	if (r.opts.cmd) {
 		err = release_child(&r);
 		if (err)

@@ -27,6 +27,7 @@ struct session {
 	const struct record_opts *opts;
 	struct wprof_bpf *skel;
 	bool raw_tp;
+	bool runq_wakeup; /* run-queue waits are timed from wakeup events (WPROF_RUNQ) */
 	bool snapshot; /* the start-edge task iterator loaded */
 	bool want_entry; /* switches are to be timed at __schedule() entry ... */
 	bool entry_stamp; /* ... and are: sched_entry_tp is there and its program loaded */
@@ -121,21 +122,49 @@ static bool has_resume_task_work(const struct btf *btf)
 	       btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) > 0;
 }
 
+/* Whether the kernel's struct @type has a member @member. */
+static bool has_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_member *m;
+	const struct btf_type *t;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return true;
+	return false;
+}
+
+/*
+ * Whether the programs can read a thread's wait for a CPU from the scheduler
+ * (bpf/thread.bpf.h: queued_ns()): the way from a task to its run queue is
+ * its CFS entity's queue's `rq` (CONFIG_FAIR_GROUP_SCHED).
+ */
+static bool has_runq_sched_info(const struct btf *btf)
+{
+	return has_member(btf, "sched_entity", "cfs_rq") && has_member(btf, "cfs_rq", "rq") &&
+	       has_member(btf, "sched_info", "last_queued");
+}
+
 static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
-			 bool exit_tp)
+			 bool exit_tp, bool wakeup)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
 	bpf_program__set_autoload(skel->progs.snapshot_end, snapshot);
 	bpf_program__set_autoload(skel->progs.tp_sched_entry, !raw_tp && entry_tp);
 	bpf_program__set_autoload(skel->progs.tp_sched_exit, exit_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
-	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp);
+	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp && wakeup);
 	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_exec, !raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_exec, raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_switch, raw_tp);
-	bpf_program__set_autoload(skel->progs.raw_wakeup, raw_tp);
+	bpf_program__set_autoload(skel->progs.raw_wakeup, raw_tp && wakeup);
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_fork, raw_tp);
 }
@@ -225,8 +254,11 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 				 bpf_map__max_entries(skel->maps.threads) : 1);
 	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
 				    has_tracepoint(kbtf, "sched_entry_tp");
+	/* no program at every wakeup, unless --wakers needs their stacks */
+	skel->rodata->runq_sched_info = o->runq == RUNQ_AUTO && has_runq_sched_info(kbtf);
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
-		     skel->rodata->resume_walk && !skel->rodata->resume_task_work);
+		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
+		     o->wakers || !skel->rodata->runq_sched_info);
 	err = wprof_bpf__load(skel);
 	if (!err)
 		err = set_active(skel->maps.counts, skel->maps.counts_b);
@@ -239,6 +271,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	s->counts_spare_a = s->wakes_spare_a = true;
 	s->skel = skel;
 	s->raw_tp = raw_tp;
+	s->runq_wakeup = !skel->rodata->runq_sched_info;
 	s->entry_stamp = skel->rodata->entry_stamp;
 	s->snapshot = snapshot;
 	return 0;
@@ -618,6 +651,11 @@ __u64 session__window_end_ns(const struct session *s)
 const char *session__attach_kind(const struct session *s)
 {
 	return s->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+bool session__runq_wakeup(const struct session *s)
+{
+	return s->runq_wakeup;
 }
 
 const char *session__switch_timing(const struct session *s, char *buf, size_t size)

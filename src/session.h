@@ -43,6 +43,8 @@ const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_t
  * sched_switch program runs by choice (WPROF_SWITCH_TIME, other programs on
  * sched_switch); else NULL.
  */
+/* Whether run-queue waits are timed from wakeup events, not the scheduler's counts. */
+bool session__runq_wakeup(const struct session *s);
 const char *session__switch_timing(const struct session *s, char *buf, size_t size);
 
 /*
