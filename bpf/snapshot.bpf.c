@@ -77,6 +77,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	BPF_CORE_READ_STR_INTO(&th->comm, task, comm);
 	if (task->on_cpu) {
 		th->oncpu_since_ns = th->first_ns;
+		th->exec_in = task->se.sum_exec_runtime;
 	} else {
 		th->off_since_ns = th->first_ns;
 		th->off_state = off_state(false, state);

@@ -167,6 +167,8 @@ struct wprof_thread {
 	__u64 exit_ns;        /* 0 while alive */
 	/* its run-queue wait in all as it left the CPU (sched_info.run_delay) */
 	__u64 run_delay_out;
+	/* its run time in all as it last got a CPU (se.sum_exec_runtime); 0: unknown */
+	__u64 exec_in;
 	__u64 blocks;         /* intervals in SLEEP or DISK */
 	__u64 max_block_ns;   /* longest of them (blocked part) */
 	/* exact totals, whatever the stack maps and filters keep */

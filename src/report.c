@@ -448,11 +448,13 @@ void report__summary(const struct recording *r, FILE *f)
 	    st[WPROF_STAT_UNTRACED_RESUMED])
 		fprintf(f, "wprof: %llu switches of recorded threads came with no sched_switch "
 			"event from the kernel, and were timed otherwise: %llu as the thread got the "
-			"CPU back, %llu from its run time when next seen, %llu counted as on-CPU "
-			"until it was next seen\n",
+			"CPU back (its stacks walked there), %llu from its run time when next seen "
+			"(its off-CPU time then without a stack: %llu as it left a CPU, %llu as it "
+			"got one)\n",
 			(unsigned long long)(st[WPROF_STAT_UNTRACED_RESUMED] +
 					     st[WPROF_STAT_UNTRACED_IN] + st[WPROF_STAT_UNTRACED_OUT]),
 			(unsigned long long)st[WPROF_STAT_UNTRACED_RESUMED],
+			(unsigned long long)(st[WPROF_STAT_UNTRACED_IN] + st[WPROF_STAT_UNTRACED_OUT]),
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
