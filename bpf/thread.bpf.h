@@ -81,7 +81,6 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t, bool typed)
 	return typed ? task_rq_of(t, typed)->clock : BPF_CORE_READ(task_rq_of(t, typed), clock);
 }
 
-
 /*
  * The scheduler's times (sched_info, the run queue's clock) are sched_clock()
  * times; the programs' are monotonic. Per CPU, the difference of the two
