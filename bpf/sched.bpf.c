@@ -360,13 +360,20 @@ static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to
  *   parent's stack meanwhile (glibc's vfork even keeps its return address in
  *   a register while the child overwrites the slot). orig_ax is the syscall
  *   number in a syscall; outside one (an interrupt, a fault) it can equal
- *   those numbers by chance, which only costs a walk now.
+ *   those numbers by chance, which only costs a walk now. The child runs
+ *   from its wakeup in the parent's clone to the end of the parent's
+ *   wait for it: the parent leaves the CPU then preempted (runnable), in
+ *   that wait (killable: uninterruptible), traced or frozen, never in a
+ *   plain interruptible sleep. That sleep, most blocks (a pipe, a futex,
+ *   a poll, a nap), needs no look at the registers.
  */
 static __always_inline bool stack_holds(struct task_struct *task, unsigned int state)
 {
 	struct pt_regs *regs;
 	long nr;
 
+	if (state == TASK_INTERRUPTIBLE)
+		return true;
 	if (state & TASK_STOPPED_TRACED)
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
