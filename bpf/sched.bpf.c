@@ -492,8 +492,10 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	th->off_since_ns = now;
 	th->run_delay_out = TASK_READ(prev, sched_info.run_delay, typed);
 	th->wake_ns = 0;
-	th->waker_ustack_id = 0;
-	th->waker_kstack_id = 0;
+	if (record_wakers) { /* else never set: no cache line of theirs to touch */
+		th->waker_ustack_id = 0;
+		th->waker_kstack_id = 0;
+	}
 	return switch_stacks(ctx, th, typed, state);
 }
 
