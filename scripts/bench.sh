@@ -378,8 +378,9 @@ start_s=$SECONDS
 configs="base wprof-a wprof-p-idle bpftrace floor"
 configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinned"
 configs="$configs redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
-# the resume walks by BPF task work instead of a program at every switch
-configs="$configs wprof-a-tw wprof-a-tw-stats"
+# the resume walks by BPF task work instead of a program at every switch (with
+# -a; -p uses the task work by default, the program side by side)
+configs="$configs wprof-a-tw wprof-a-tw-stats wprof-p-idle-exit"
 # the wait for a CPU timed from wakeup events (a program at every wakeup), as
 # on kernels where the programs cannot read the scheduler's count of it
 configs="$configs wprof-a-rqw"
@@ -411,6 +412,9 @@ for i in $(seq 1 "$REPS"); do
 		wprof-p-idle)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -p "$idle" -o /dev/null ;;
+		wprof-p-idle-exit)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_RESUME_WALK=exit "$WPROF" record -p "$idle" -o /dev/null ;;
 		bpftrace*)
 			run_under "$c" "$i" bpftrace "bench: attached" \
 				env LD_PRELOAD="$shim" "$BPFTRACE" -B line "$tmp/offcpu.bt" ;;
@@ -618,6 +622,7 @@ row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s
 ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
 ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
 row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=task_work" wprof-a-tw wprof-a-tw "$pipe_base" ops/s
+row "pipe pinned: wprof record -p (an idle process), WPROF_RESUME_WALK=exit" wprof-p-idle-exit wprof-p-idle-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
 switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns

@@ -189,7 +189,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
 	const struct record_opts *o = s->opts;
-	bool late, exit_tp, task_work;
+	bool late, exit_tp, task_work, named;
 	struct wprof_bpf *skel;
 	int err;
 
@@ -229,11 +229,18 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	/*
 	 * User stacks left to their thread's resume need a program on
 	 * sched_exit_tp or a BPF task work to walk them, and the window-end
-	 * iterator for the intervals still open at the end. The program is
-	 * the default: it also walks the stacks of the resumes the kernel gives
-	 * no sched_switch event for, which the task work cannot see (see the
-	 * README). The task work walks with the unwinder's tables alone (it has
-	 * no program context for a frame-pointer walk).
+	 * iterator for the intervals still open at the end. The program runs
+	 * at every switch of the machine, whoever it is for; the task work
+	 * costs the walked intervals alone. The program also walks the stacks
+	 * of the resumes the kernel gives no sched_switch event for, which the
+	 * task work cannot see (their time stays exact; see the README): with
+	 * -a and -- CMD, where the targets' switches are all or most of them
+	 * and short-lived children lose a few percent of their stacks to those
+	 * resumes (sym_forked.sh), the program is the default. With -p and -t,
+	 * the task work: there the program runs mostly for other processes (a
+	 * pinned pipe beside an idle -p target lost 10% to it, 6% without).
+	 * The task work walks with the unwinder's tables alone (it has no
+	 * program context for a frame-pointer walk).
 	 */
 	late = !raw_tp && snapshot && o->user_stacks;
 	exit_tp = late && has_tracepoint(kbtf, "sched_exit_tp");
@@ -244,9 +251,10 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 		wprof_bpf__destroy(skel);
 		return -EINVAL;
 	}
+	named = o->filter != WPROF_FILTER_ALL && !o->cmd;
 	skel->rodata->resume_task_work = task_work &&
 		(o->resume_walk == RESUME_WALK_TASK_WORK ||
-		 (o->resume_walk == RESUME_WALK_AUTO && !exit_tp));
+		 (o->resume_walk == RESUME_WALK_AUTO && (named || !exit_tp)));
 	skel->rodata->resume_walk = skel->rodata->resume_task_work ||
 				    (exit_tp && o->resume_walk != RESUME_WALK_TASK_WORK);
 	bpf_map__set_max_entries(skel->maps.resume_works,

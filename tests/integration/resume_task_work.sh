@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The resume walks by BPF task work (Linux 6.18+, WPROF_RESUME_WALK=
-# task_work): the switch-in of a walked interval schedules a work that walks
-# the thread's user stack as it next leaves the kernel, instead of a program
-# on sched_exit_tp at every switch. Checks that --stats says so, then runs
-# again the tests that hold the stacks of blocked intervals to ground truth:
+# The resume walks by BPF task work (Linux 6.18+): the switch-in of a walked
+# interval schedules a work that walks the thread's user stack as it next
+# leaves the kernel, instead of a program on sched_exit_tp at every switch.
+# The default with -p (targets named: the program would run mostly at other
+# processes' switches), not with -a. Checks that --stats says so, then runs
+# again, with WPROF_RESUME_WALK=task_work, the tests that hold the stacks of
+# blocked intervals to ground truth:
 # - check_deferred: every deferred walk equals a walk at switch-out;
 # - disk_write: a write blocks many times in one system call, each block
 #   walked before the thread leaves the kernel;
@@ -16,21 +18,35 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
-export WPROF_RESUME_WALK=task_work
 
 if ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
 	grep -q "'bpf_task_work_schedule_resume_impl'"; then
 	# the kernel has none: wprof must say so in one line, and stop
-	run_wprof probe record -a -d 0.3 -o "$TMP/probe.folded"
+	WPROF_RESUME_WALK=task_work run_wprof probe record -a -d 0.3 -o "$TMP/probe.folded"
 	check "without BPF task works, WPROF_RESUME_WALK=task_work is refused (exit $RC)" \
 		grep -q 'WPROF_RESUME_WALK=task_work: this kernel has no BPF task works' "$TMP/probe.err"
 	finish
 fi
-run_wprof probe record -a -d 0.3 --stats -o "$TMP/probe.folded"
-check_wprof_ok probe
-check "the time per switch is tp_switch's and the task work's" \
-	grep -Eq '^wprof: bpf per context switch .* \(tp_switch \+ resume task work, over' \
-	"$TMP/probe.err"
+# probe NAME WHAT ERE ARGS...: a short recording with --stats whose time per
+# switch is that of the programs ERE names (WHAT)
+probe()
+{
+	local name=$1 what=$2 ere=$3
+
+	shift 3
+	run_wprof "$name" record -d 0.3 --stats -o "$TMP/$name.folded" "$@"
+	check_wprof_ok "$name"
+	check "$name: the time per switch is $what" \
+		grep -Eq "^wprof: bpf per context switch .* \\($ere, over" "$TMP/$name.err"
+}
+
+sleep 30 &
+idle=$!
+probe p-default "tp_switch's and the task work's" 'tp_switch \+ resume task work' -p "$idle"
+probe a-default "the sched_exit_tp program's and tp_switch's" 'tp_sched_exit \+ tp_switch' -a
+kill "$idle"
+export WPROF_RESUME_WALK=task_work
+probe a-forced "tp_switch's and the task work's" 'tp_switch \+ resume task work' -a
 
 rerun_tests "with the resume task work" check_deferred disk_write mutex block_count sym_nanosleep
 finish
