@@ -495,6 +495,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	if (record_wakers) { /* else never set: no cache line of theirs to touch */
 		th->waker_ustack_id = 0;
 		th->waker_kstack_id = 0;
+		th->waker_comm[0] = 0;
 	}
 	return switch_stacks(ctx, th, typed, state);
 }
@@ -719,49 +720,78 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	return 0;
 }
 
-static __always_inline int on_wakeup(void *ctx, struct task_struct *p, bool typed)
+/*
+ * The entry of @p, a target thread being woken (tid, pid), made if it has
+ * none: not seen since the window opened, it was blocked since then (the
+ * start snapshot had not reached it), in the kernel stack it still has.
+ * Interruptibly, most likely: its state is (or is about to be) TASK_RUNNING
+ * here. NULL if no entry could be made.
+ */
+static __always_inline struct wprof_thread *wakee_entry(struct task_struct *p, __u32 pid,
+							__u32 tid, bool typed)
+{
+	struct wprof_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 now;
+
+	if (th)
+		return th;
+	now = bpf_ktime_get_ns();
+	th = thread_get(p, pid, tid, now, NEW_SCHED);
+	if (!th)
+		return NULL;
+	if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
+		th->off_since_ns = th->first_ns;
+		th->off_state = WPROF_OFF_SLEEP;
+		/* its wait for a CPU is the one it starts now */
+		th->run_delay_out = TASK_READ(p, sched_info.run_delay, typed);
+		th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
+		if (typed && kernel_stacks)
+			th->kstack_id = task_kernel_stack(p, SCRATCH_WAKE);
+	}
+	return th;
+}
+
+/*
+ * Where run-queue waits are timed from wakeups (not runq_sched_info): the
+ * wakee is queued now, its wait for a CPU starts.
+ */
+static __always_inline int on_wakeup(struct task_struct *p, bool typed)
 {
 	__u32 tid = TASK_READ(p, pid, typed), pid = TASK_READ(p, tgid, typed);
 	struct wprof_thread *th;
 
 	if (!is_target(pid, tid))
 		return 0;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th) {
-		__u64 now = bpf_ktime_get_ns();
-
-		/*
-		 * Not seen since the window opened, and woken: it was blocked
-		 * since then (the start snapshot had not reached it), in the
-		 * kernel stack it still has. Interruptibly, most likely: its
-		 * state is already TASK_RUNNING here.
-		 */
-		th = thread_get(p, pid, tid, now, NEW_SCHED);
-		if (!th)
-			return 0;
-		if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
-			th->off_since_ns = th->first_ns;
-			th->off_state = WPROF_OFF_SLEEP;
-			/* its wait for a CPU is the one it starts now */
-			th->run_delay_out = TASK_READ(p, sched_info.run_delay, typed);
-			th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
-			if (typed && kernel_stacks)
-				th->kstack_id = task_kernel_stack(p, SCRATCH_WAKE);
-		}
-	}
-	/* where runq_sched_info, it runs for --wakers alone: wake_ns marks the first */
-	if (!th->off_since_ns || th->wake_ns)
+	th = wakee_entry(p, pid, tid, typed);
+	if (!th || !th->off_since_ns || th->wake_ns)
 		return 0;
-	if (!runq_sched_info)
-		stat_add(WPROF_STAT_WAKEUPS, 1);
+	stat_add(WPROF_STAT_WAKEUPS, 1);
 	th->wake_ns = bpf_ktime_get_ns();
-	if (record_wakers) {
-		/* the waker is the current task (or what an interrupt landed on) */
-		th->waker_ustack_id = user_stacks ? user_stack(ctx, SCRATCH_WAKE) : 0;
-		th->waker_kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_WAKE, 0) : 0;
-		bpf_get_current_comm(th->waker_comm, sizeof(th->waker_comm));
-		th->waker_pid = bpf_get_current_pid_tgid() >> 32;
-	}
+	return 0;
+}
+
+/*
+ * --wakers: who woke the thread's current interval, at sched_waking, in the
+ * waker's own context: the current task, or what an interrupt landed on.
+ * Not at sched_wakeup: a wakeup queued to another CPU (an idle one, most
+ * often) fires that on the other CPU, in its interrupt, on whatever task it
+ * interrupted. One waking per wakeup (the one that finds the thread
+ * asleep); the first of the interval is kept, waker_comm[0] marks it.
+ */
+static __always_inline int on_waking(void *ctx, struct task_struct *p, bool typed)
+{
+	__u32 tid = TASK_READ(p, pid, typed), pid = TASK_READ(p, tgid, typed);
+	struct wprof_thread *th;
+
+	if (!is_target(pid, tid))
+		return 0;
+	th = wakee_entry(p, pid, tid, typed);
+	if (!th || !th->off_since_ns || th->waker_comm[0])
+		return 0;
+	th->waker_ustack_id = user_stacks ? user_stack(ctx, SCRATCH_WAKE) : 0;
+	th->waker_kstack_id = kernel_stacks ? kernel_stack(ctx, SCRATCH_WAKE, 0) : 0;
+	bpf_get_current_comm(th->waker_comm, sizeof(th->waker_comm));
+	th->waker_pid = bpf_get_current_pid_tgid() >> 32;
 	return 0;
 }
 
@@ -985,7 +1015,13 @@ int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(tp_wakeup, struct task_struct *p)
 {
-	return on_wakeup(ctx, p, true);
+	return on_wakeup(p, true);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(tp_waking, struct task_struct *p)
+{
+	return on_waking(ctx, p, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
@@ -1010,7 +1046,13 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(raw_wakeup, struct task_struct *p)
 {
-	return on_wakeup(ctx, p, false);
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_waking, struct task_struct *p)
+{
+	return on_waking(ctx, p, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")

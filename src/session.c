@@ -150,8 +150,12 @@ static bool has_runq_sched_info(const struct btf *btf)
 	       has_member(btf, "sched_info", "last_queued");
 }
 
+/*
+ * `wakeup`: run-queue waits are timed from wakeups (sched_wakeup); `waking`:
+ * --wakers, recorded at sched_waking, in the waker's context.
+ */
 static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, bool entry_tp,
-			 bool exit_tp, bool wakeup)
+			 bool exit_tp, bool wakeup, bool waking)
 {
 	bpf_program__set_autoload(skel->progs.snapshot_threads, snapshot);
 	bpf_program__set_autoload(skel->progs.snapshot_end, snapshot);
@@ -159,12 +163,14 @@ static void set_autoload(struct wprof_bpf *skel, bool raw_tp, bool snapshot, boo
 	bpf_program__set_autoload(skel->progs.tp_sched_exit, exit_tp);
 	bpf_program__set_autoload(skel->progs.tp_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_wakeup, !raw_tp && wakeup);
+	bpf_program__set_autoload(skel->progs.tp_waking, !raw_tp && waking);
 	bpf_program__set_autoload(skel->progs.tp_wakeup_new, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.tp_exec, !raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_exec, raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_switch, raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_wakeup, raw_tp && wakeup);
+	bpf_program__set_autoload(skel->progs.raw_waking, raw_tp && waking);
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, raw_tp);
 	bpf_program__set_autoload(skel->progs.raw_fork, raw_tp);
 }
@@ -262,11 +268,11 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 				 bpf_map__max_entries(skel->maps.threads) : 1);
 	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
 				    has_tracepoint(kbtf, "sched_entry_tp");
-	/* no program at every wakeup, unless --wakers needs their stacks */
+	/* no program at every wakeup, unless --wakers needs their wakers' stacks */
 	skel->rodata->runq_sched_info = o->runq == RUNQ_AUTO && has_runq_sched_info(kbtf);
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
-		     o->wakers || !skel->rodata->runq_sched_info);
+		     !skel->rodata->runq_sched_info, o->wakers);
 	err = wprof_bpf__load(skel);
 	if (!err)
 		err = set_active(skel->maps.counts, skel->maps.counts_b);

@@ -3,7 +3,8 @@
 #
 # Where an interval's wait for a CPU comes from. By default, from the
 # scheduler's own count (sched_info, read as the thread gets the CPU): no
-# program runs at wakeups, unless --wakers needs the wakers' stacks. On
+# program runs at wakeups, but --wakers's at sched_waking for the wakers'
+# stacks. On
 # kernels where the programs cannot reach a task's run queue
 # (CONFIG_FAIR_GROUP_SCHED off), a program on sched_wakeup times each wakeup
 # instead; WPROF_RUNQ=wakeup forces that here, and the tests that hold
@@ -19,12 +20,13 @@ require_bpf
 run_wprof default record -a -d 0.3 --stats -o "$TMP/default.folded"
 check_wprof_ok default
 check "by default, no program runs at wakeups" \
-	sh -c "! grep -q '^wprof: bpf [a-z]*_wakeup ' '$TMP/default.err'"
+	sh -c "! grep -Eq '^wprof: bpf [a-z]*_wak(eup|ing) ' '$TMP/default.err'"
 check "by default, the start line names no wakeup timing" \
 	sh -c "! grep -q 'run-queue waits timed from wakeups' '$TMP/default.err'"
 run_wprof wakers record -a -d 0.3 --wakers --stats -o "$TMP/wakers.folded"
 check_wprof_ok wakers
-check "--wakers runs the wakeup program" grep -q '^wprof: bpf tp_wakeup ' "$TMP/wakers.err"
+check "--wakers runs the waking program" grep -q '^wprof: bpf tp_waking ' "$TMP/wakers.err"
+check "--wakers runs no wakeup program" sh -c "! grep -q '^wprof: bpf tp_wakeup ' '$TMP/wakers.err'"
 
 export WPROF_RUNQ=wakeup
 run_wprof forced record -a -d 0.3 --stats -o "$TMP/forced.folded"
