@@ -578,7 +578,11 @@ static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
  * The FDE start addresses of .debug_frame (which has no sorted index):
  * Go writes its code's CFI only there. malloc'd and sorted.
  */
-/* The data of section @name of a 64-bit ELF, or NULL. */
+/*
+ * The data of section @name of a 64-bit ELF, or NULL (also for a section
+ * with no bytes in the file, SHT_NOBITS: libdw would read through its NULL
+ * buffer).
+ */
 static Elf_Data *section_data(Elf *elf, const char *name)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
@@ -594,8 +598,11 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, name))
-			return elf_getdata(scn, NULL);
+		if (n && !strcmp(n, name)) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+
+			return d && d->d_buf && d->d_size ? d : NULL;
+		}
 	}
 	return NULL;
 }
