@@ -575,10 +575,6 @@ static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
 }
 
 /*
- * The FDE start addresses of .debug_frame (which has no sorted index):
- * Go writes its code's CFI only there. malloc'd and sorted.
- */
-/*
  * The data of section @name of a 64-bit ELF, or NULL (also for a section
  * with no bytes in the file, SHT_NOBITS: libdw would read through its NULL
  * buffer).
@@ -607,6 +603,10 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 	return NULL;
 }
 
+/*
+ * The FDE start addresses of .debug_frame (which has no sorted index):
+ * Go writes its code's CFI only there. malloc'd and sorted.
+ */
 static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
@@ -618,7 +618,7 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
-	if (!data || !data->d_size)
+	if (!data)
 		return -ENOENT;
 	if (!cfi_regs_ok(ident, data, false))
 		return -EBADMSG;
