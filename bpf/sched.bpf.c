@@ -36,6 +36,40 @@ static __always_inline __u32 log2_slot(__u64 us)
 }
 
 /*
+ * Random draws made at switches: a per-CPU xorshift64 stream each, not a
+ * helper call (one is made at nearly every switch). One stream picks the
+ * switches --stats times, the other the short intervals walked: which
+ * switches are timed says nothing of which are walked. A stream is seeded
+ * by the kernel's generator on its first draw on a CPU. Only programs that
+ * run with interrupts or preemption off draw, and no interrupt's program
+ * does: no draw is cut in two.
+ */
+enum { DRAW_TIMING, DRAW_WALK, DRAW_CNT };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DRAW_CNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} draws SEC(".maps");
+
+static __always_inline __u64 draw(__u32 stream)
+{
+	__u64 *state = bpf_map_lookup_elem(&draws, &stream), x;
+
+	if (!state)
+		return (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32();
+	x = *state;
+	if (!x)
+		x = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32() | 1;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/*
  * Whether to walk an interval of `d` ns, and its weight: always when it is
  * at least walk_tau_ns long, else with probability d / walk_tau_ns, and then
  * it weighs walk_tau_ns / d. Each stack's expected total is its exact total;
@@ -50,7 +84,7 @@ static __always_inline __u64 walk_weight(__u64 d)
 		stat_add(WPROF_STAT_IV_EXACT, 1);
 		return WPROF_WEIGHT_ONE;
 	}
-	if (!d || ((__u64)bpf_get_prandom_u32() * tau) >> 32 >= d) {
+	if (!d || ((draw(DRAW_WALK) >> 32) * tau) >> 32 >= d) {
 		stat_add(WPROF_STAT_IV_SKIPPED, 1);
 		return 0;
 	}
@@ -643,39 +677,17 @@ static __always_inline __u64 switch_time(void)
 
 /*
  * --stats times the kinds of switch on one switch in TIMED_EVERY, chosen at
- * random, and counts that one TIMED_EVERY times: each kind's total is then
- * estimated without bias, and the clock reads that time it (each as long as
- * a switch's cheapest parts) are not paid at every switch. Random, not every
- * n-th: switches come in patterns (two threads taking turns on a CPU). The
- * draw is a per-CPU xorshift, not a helper call: it is made at every switch.
+ * random (draw()), and counts that one TIMED_EVERY times: each kind's total
+ * is then estimated without bias, and the clock reads that time it (each as
+ * long as a switch's cheapest parts) are not paid at every switch. Random,
+ * not every n-th: switches come in patterns (two threads taking turns on a
+ * CPU).
  */
 #define TIMED_EVERY 64
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} timing_draw SEC(".maps");
-
 static __always_inline bool timed_switch(void)
 {
-	__u32 zero = 0;
-	__u64 *state, x;
-
-	if (!time_kinds)
-		return false;
-	state = bpf_map_lookup_elem(&timing_draw, &zero);
-	if (!state)
-		return false;
-	x = *state;
-	if (!x)
-		x = bpf_get_prandom_u32() | 1ULL << 32;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return x % TIMED_EVERY == 0;
+	return time_kinds && draw(DRAW_TIMING) % TIMED_EVERY == 0;
 }
 
 /* `typed`: prev and next are BTF pointers (tp_btf), usable with task helpers */
