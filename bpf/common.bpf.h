@@ -63,6 +63,11 @@ const volatile bool entry_stamp __weak = false;
  * space where the kernel's BTF shows the way from a task to its run queue.
  */
 const volatile bool runq_sched_info __weak = false;
+/*
+ * ... and switches are timed by the run queue's clock, as __schedule() read
+ * it (bpf/sched.bpf.c: switch_time()), not by a clock read at each.
+ */
+const volatile bool switch_rq_clock __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*

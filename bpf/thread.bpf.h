@@ -121,15 +121,15 @@ struct {
 	__type(value, struct clock_cal);
 } clock_cal SEC(".maps") __weak;
 
-/* One switch of this CPU: its run queue `clock`, and the monotonic time `now` of it. */
-static __always_inline void clock_cal_add(__u64 clock, __u64 now)
+/*
+ * One switch of this CPU (@c, its calibration): its run queue `clock`, and
+ * the monotonic time `now` of it.
+ */
+static __always_inline void clock_cal_add(struct clock_cal *c, __u64 clock, __u64 now)
 {
 	__s64 d = (__s64)(now - clock);
-	struct clock_cal *c;
-	__u32 zero = 0;
 	__u64 span, diff;
 
-	c = bpf_map_lookup_elem(&clock_cal, &zero);
 	if (!c || !clock)
 		return;
 	if (!c->samples || d < c->least) {

@@ -384,6 +384,8 @@ configs="$configs wprof-a-tw wprof-a-tw-stats wprof-p-idle-exit"
 # the wait for a CPU timed from wakeup events (a program at every wakeup), as
 # on kernels where the programs cannot read the scheduler's count of it
 configs="$configs wprof-a-rqw"
+# every switch timed by a clock read of wprof's, not by the run queue's clock
+configs="$configs wprof-a-sw"
 for i in $(seq 1 "$REPS"); do
 	for c in $configs; do
 		[ -e "$tmp/$c.off" ] && continue
@@ -406,6 +408,9 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-rqw)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_RUNQ=wakeup "$WPROF" record -a -o /dev/null ;;
+		wprof-a-sw)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_SWITCH_TIME=switch "$WPROF" record -a -o /dev/null ;;
 		wprof-a*)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a -o /dev/null ;;
@@ -624,6 +629,7 @@ ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_b
 row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=task_work" wprof-a-tw wprof-a-tw "$pipe_base" ops/s
 row "pipe pinned: wprof record -p (an idle process), WPROF_RESUME_WALK=exit" wprof-p-idle-exit wprof-p-idle-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
+row "pipe pinned: wprof record -a, WPROF_SWITCH_TIME=switch" wprof-a-sw wprof-a-sw "$pipe_base" ops/s
 switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns
 switch_ns wprof-a-tw-stats "pipe pinned, WPROF_RESUME_WALK=task_work"

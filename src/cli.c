@@ -269,8 +269,9 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_ATTACH=raw_tp loads the programs kernels without tp_btf get (the
  * tests run them so on this kernel too); "auto" or unset: tp_btf where it loads.
  * WPROF_SWITCH_TIME=entry times every switch at the entry of __schedule(),
- * =switch where wprof's sched_switch program runs; "auto": at the entry only
- * when another BPF program on sched_switch runs before wprof's.
+ * =switch where wprof's sched_switch program runs; "auto": by the run queue's
+ * clock where the programs can reach it, else at the entry only when another
+ * BPF program on sched_switch runs before wprof's.
  * WPROF_RESUME_WALK=task_work|exit|auto: see enum resume_walk.
  * WPROF_RUNQ=wakeup|auto: see enum runq_source.
  * WPROF_RETIRE=always|never|auto: see enum retire.

@@ -20,8 +20,10 @@ enum output_format {
 /*
  * Where a context switch is timed (WPROF_SWITCH_TIME): at the entry of
  * __schedule() (a program on sched_entry_tp stamps it), or where wprof's
- * sched_switch program runs. Auto: at the entry when another BPF program on
- * sched_switch runs before wprof's (see bpf/sched.bpf.c, switch_time()).
+ * sched_switch program runs. Auto: by the run queue's clock, as __schedule()
+ * read it, where the programs reach a task's run queue; else at the entry
+ * when another BPF program on sched_switch runs before wprof's (see
+ * bpf/sched.bpf.c, switch_time()).
  */
 enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
 

@@ -193,6 +193,8 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
 		"the ns timed on one switch in 64)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
+	fprintf(f, "wprof: switches timed by a clock read %llu (the others by the clock "
+		"__schedule() read)\n", (unsigned long long)st[WPROF_STAT_CLOCK_READS]);
 }
 
 /* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */

@@ -55,6 +55,7 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_TARGETS_FULL] = "targets_full",
 	[WPROF_STAT_MAPS_INHERIT_FAILED] = "maps_inherit_failed",
 	[WPROF_STAT_REUSED_LOST] = "reused_lost",
+	[WPROF_STAT_CLOCK_READS] = "clock_reads",
 	[WPROF_STAT_RUNS_MISSED] = "runs_missed",
 };
 

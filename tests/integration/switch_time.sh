@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Which programs run at every context switch, and why.
-# - Alone on sched_switch, wprof times a switch where its sched_switch
-#   program runs: no sched_entry_tp program. A user stack left to its
-#   thread's resume is walked by a sched_exit_tp program: --stats names the
-#   programs that make up the time per switch.
+# Which programs run at every context switch, how a switch is timed, and why.
+# - Alone on sched_switch, wprof times a switch by the clock __schedule()
+#   read as it started (the run queue's), with no program of its own for
+#   that. On a busy CPU (tests/workloads/runq: threads that take turns on
+#   CPU 0) most switches so need no clock read of wprof's: --stats counts
+#   those that read it, fewer than half. A user stack left to its thread's
+#   resume is walked by a sched_exit_tp program: --stats names the programs
+#   that make up the time per switch.
 # - Another tool's BPF program on sched_switch (tests/workloads/tphook: a
 #   tracepoint perf event as bpftrace and bcc attach them, then a raw
 #   tracepoint link) runs before wprof's and may delay some switches more
-#   than others: wprof finds it at the start, says so, and times switches
-#   at the entry of __schedule() (the sched_entry_tp program).
+#   than others. That does not move the run queue's clock: no stamp then.
+#   Where wprof times switches by its own clock read (WPROF_RUNQ=wakeup:
+#   no way to the run queue is used), it finds the program at the start,
+#   says so, and times switches at the entry of __schedule() (the
+#   sched_entry_tp program).
 # - WPROF_SWITCH_TIME=entry|switch and WPROF_RESUME_WALK=exit|task_work
-#   choose by hand; a value they do not know is an error, exit 2.
+#   choose by hand (every switch then reads the clock); a value they do not
+#   know is an error, exit 2.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 require_workload tphook
+require_workload runq
 
 if ! grep -qw tracefs /proc/mounts; then
 	mount -t tracefs nodev /sys/kernel/tracing ||
@@ -29,34 +37,65 @@ absent()
 	! grep -Eq "$1" "$2"
 }
 
-# record NAME [ENV=V...]: a short -a recording with --stats
+# record NAME [ENV=V...]: a short -a recording with --stats (DUR seconds: 0.3)
 record()
 {
 	local name=$1
 
 	shift
-	env "$@" "$WPROF" record -a -d 0.3 --stats -o "$TMP/$name.folded" \
+	env "$@" "$WPROF" record -a -d "${DUR:-0.3}" --stats -o "$TMP/$name.folded" \
 		>"$TMP/$name.out" 2>"$TMP/$name.err"
 	RC=$?
 	check "$name: wprof exits 0 (got $RC)" test "$RC" -eq 0
 }
 
 record alone
-check "alone: switches timed by wprof's own sched_switch program" \
-	absent 'switches are timed' "$TMP/alone.err"
+check "alone: no stamp, no word on the timing" \
+	absent 'switches are timed|tp_sched_entry' "$TMP/alone.err"
 check "alone: the time per switch is $resume's" \
 	grep -Eq "^wprof: bpf per context switch .* \($resume, over [0-9]+ switches\)" "$TMP/alone.err"
+
+# reads NAME: $all, the switch-outs of NAME's recording, and $clock, the switches
+# that read the clock (a switch to a target from a task that is not one counts
+# there, not in $all)
+reads()
+{
+	local name=$1
+
+	read -r all clock < <(awk '/^wprof: switches in all/ { a = $5 }
+		/^wprof: switches timed by a clock read/ { c = $8 }
+		END { print a + 0, c + 0 }' "$TMP/$name.err")
+}
+
+start_bg "$TMP/runq.log" "$WORKLOADS/runq" -n 30 -t 3
+busy=$BG_PID
+wait_line "$TMP/runq.log" '^ready$' 10 || fatal "runq did not start: $(cat "$TMP/runq.log")"
+DUR=1 record busy
+reads busy
+log "busy: $clock of $all switches read the clock"
+check "busy: the switches are counted ($all)" test "$all" -ge 100
+check "busy: fewer than half of them read the clock ($clock of $all)" \
+	test $((clock * 2)) -lt "$all"
+DUR=1 record busy-switch WPROF_SWITCH_TIME=switch
+reads busy-switch
+check "WPROF_SWITCH_TIME=switch: every switch reads the clock ($clock of $all)" \
+	test "$clock" -ge "$all" -a "$all" -ge 100
+kill "$busy"
+wait "$busy" 2>/dev/null
 
 for how in perf raw; do
 	start_bg "$TMP/hook-$how.log" "$WORKLOADS/tphook" "$how"
 	hook=$BG_PID
 	wait_line "$TMP/hook-$how.log" '^ready$' 10 || fatal "tphook $how did not attach: $(cat "$TMP/hook-$how.log")"
 	record "hook-$how"
-	check "hook-$how: says another program runs on sched_switch first, and names it" \
+	check "hook-$how: the run queue's clock, no stamp" \
+		absent 'switches are timed|tp_sched_entry' "$TMP/hook-$how.err"
+	record "hook-$how-wakeup" WPROF_RUNQ=wakeup
+	check "hook-$how-wakeup: says another program runs on sched_switch first, and names it" \
 		grep -q "^wprof: switches are timed where __schedule() starts (1 other BPF program on sched_switch runs before wprof's: tphook" \
-		"$TMP/hook-$how.err"
-	check "hook-$how: the sched_entry_tp program is part of the time per switch" \
-		grep -Eq '^wprof: bpf per context switch .* \(tp_sched_entry \+' "$TMP/hook-$how.err"
+		"$TMP/hook-$how-wakeup.err"
+	check "hook-$how-wakeup: the sched_entry_tp program is part of the time per switch" \
+		grep -Eq '^wprof: bpf per context switch .* \(tp_sched_entry \+' "$TMP/hook-$how-wakeup.err"
 	if [ "$how" = raw ]; then
 		record forced-switch WPROF_SWITCH_TIME=switch
 		check "WPROF_SWITCH_TIME=switch: no stamp though another program is there" \
