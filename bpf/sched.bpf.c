@@ -699,52 +699,70 @@ static __always_inline __u64 switch_read(void)
  *
  * The scheduler leaves its clock as a wakeup that asked for the switch set
  * it (its enqueue), earlier than the switch by the time the CPU took to get
- * to it: those switches read the clock. They are the switches from the idle
- * task (that time is the CPU's way out of idle, 6 to 15 us on this VM, the
- * woken thread's wait for the CPU), and those to a thread queued at the
- * clock's time (prev went on to where it could be switched out: 0.5 us on a
- * pipe, the rest of the writer's write()). So do one switch in
- * CLOCK_READ_EVERY, chosen at random, to keep the calibration, every switch
- * before the window opens, and any before the CPU has an offset.
+ * to it. The switches where that can be told, or is likely, read the clock
+ * (`stale`), and are left out of the calibration:
+ * - from the idle task (the CPU's way out of idle, 6 to 15 us on this VM, is
+ *   the woken thread's wait for the CPU);
+ * - to a thread queued at the clock's own time (prev went on to where it
+ *   could be switched out: 0.5 us on a pipe, the rest of the writer's
+ *   write()), or to one with no queueing time (woken while still queued);
+ * - of a prev that is still runnable (preempted, or yielding): a wakeup
+ *   may have asked for the switch and another thread been picked.
+ * The others read the clock to keep the calibration: one in
+ * CLOCK_READ_EVERY, chosen at random, and any CLOCK_READ_NS or more after
+ * the CPU's last (a CPU that switches seldom keeps its offset fresh), every
+ * one before the window opens, and any before the CPU has an offset. Those
+ * are still timed by the run queue's clock, as the others are.
  *
  * A clock update skipped so, then made by something else before the switch
  * (the tick, another wakeup), is not told. Against a clock read at every
- * switch (a mixed run of 615,000 switches on this VM), the clock
- * __schedule() read was more than 2 us earlier at 0.16% of the switches
- * timed by it: two thirds of them switches to idle, where the scheduler
- * balances load after __schedule() starts (time the blocking thread is off
- * the CPU); the rest by up to 232 us.
+ * switch of a mixed run on this VM, the clock __schedule() read was more
+ * than 2 us earlier at 0.27% of the 472,000 switches timed by it: 83% of
+ * those switches to idle, where the scheduler balances load after
+ * __schedule() starts (time the blocking thread is off the CPU); the other
+ * 0.05% by up to 49 us.
  */
 #define CLOCK_READ_EVERY 16
+#define CLOCK_READ_NS 1000000ULL
 
-static __always_inline __u64 switch_time(struct task_struct *prev, struct task_struct *next,
-					 bool typed)
+/*
+ * The time of a switch on this CPU: `clock`, its run queue's (0 where not
+ * runq_sched_info), `queued`, next's sched_info.last_queued, the two tasks'
+ * tids, and whether prev stays runnable. A global function: the verifier
+ * checks it once, not along every path of the program around it.
+ */
+__weak __noinline __u64 switch_time(__u64 clock, __u64 queued, __u32 prev_tid, __u32 next_tid,
+				    __u32 runnable)
 {
 	struct clock_cal *c;
-	__u64 clock, now;
 	__u32 zero = 0;
-	bool fresh;
+	bool stale;
+	__u64 now;
 	__s64 off;
 
 	if (!runq_sched_info) {
 		if (window_start_ns)
-			stat_add(WPROF_STAT_CLOCK_READS, 1);
+			stat_add(WPROF_STAT_TIMED_READ, 1);
 		return switch_read();
 	}
 	c = bpf_map_lookup_elem(&clock_cal, &zero);
-	/* prev is on this CPU: its run queue's */
-	clock = rq_clock_of(prev, typed);
-	fresh = switch_rq_clock && TASK_READ(prev, pid, typed) &&
-		clock != TASK_READ(next, sched_info.last_queued, typed);
-	if (fresh && window_start_ns && draw(DRAW_CLOCK) % CLOCK_READ_EVERY &&
-	    clock_cal_offset(c, clock, &off))
+	stale = !prev_tid || runnable || queued == clock || (!queued && next_tid);
+	if (switch_rq_clock && !stale && window_start_ns && c &&
+	    clock - c->last_clock < CLOCK_READ_NS && draw(DRAW_CLOCK) % CLOCK_READ_EVERY &&
+	    clock_cal_offset(c, clock, &off)) {
+		stat_add(WPROF_STAT_TIMED_RQ, 1);
 		return clock + off;
+	}
 	now = switch_read();
-	if (window_start_ns)
-		stat_add(WPROF_STAT_CLOCK_READS, 1);
-	clock_cal_add(c, clock, now);
-	if (fresh && clock_cal_offset(c, clock, &off))
+	if (!stale)
+		clock_cal_add(c, clock, now);
+	if (switch_rq_clock && !stale && clock_cal_offset(c, clock, &off)) {
+		if (window_start_ns)
+			stat_add(WPROF_STAT_TIMED_RQ, 1);
 		return clock + off;
+	}
+	if (window_start_ns)
+		stat_add(WPROF_STAT_TIMED_READ, 1);
 	return now;
 }
 
@@ -782,7 +800,10 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			stat_add(WPROF_STAT_NS_OTHER, (bpf_ktime_get_ns() - t0) * TIMED_EVERY);
 		return 0;
 	}
-	now = switch_time(prev, next, typed);
+	/* prev is on this CPU: its run queue's */
+	now = switch_time(runq_sched_info ? rq_clock_of(prev, typed) : 0,
+			  TASK_READ(next, sched_info.last_queued, typed), TASK_READ(prev, pid, typed),
+			  TASK_READ(next, pid, typed), preempt || prev_state == TASK_RUNNING);
 	if (out) {
 		kind = switch_out(ctx, prev, preempt, prev_state, now, typed);
 		stat_add(kind, 1);

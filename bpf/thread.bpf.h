@@ -84,9 +84,10 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t, bool typed)
 /*
  * The scheduler's times (sched_info, the run queue's clock) are sched_clock()
  * times; the programs' are monotonic. Per CPU, the difference of the two
- * clocks is learnt from the switches: each has the time __schedule() read
- * the run queue's clock at (it updates it as it starts, unless a wakeup that
- * asked for the switch has just done so), and the program's own clock read,
+ * clocks is learnt from the switches that read the clock (bpf/sched.bpf.c:
+ * switch_time()): each has the time __schedule() read the run queue's clock
+ * at (it updates it as it starts, unless a wakeup that asked for the switch
+ * has just done so: those are left out), and the program's own clock read,
  * later by what __schedule() did since. The least difference of a round of
  * CLOCK_CAL_SAMPLES switches (at least CLOCK_CAL_ROUND_NS long) is the
  * closest to the clocks' offset. The two drift apart (by 450 ppm on this
@@ -112,6 +113,7 @@ struct clock_cal {
 	__u64 slope;         /* |drift| per ns of run queue clock, in 2^-32 ns; 0: none */
 	__u32 samples;       /* in this round */
 	__u32 slope_down;    /* the offset shrinks with time */
+	__u64 last_clock;    /* the run queue clock time of the last switch added */
 };
 
 struct {
@@ -132,6 +134,7 @@ static __always_inline void clock_cal_add(struct clock_cal *c, __u64 clock, __u6
 
 	if (!c || !clock)
 		return;
+	c->last_clock = clock;
 	if (!c->samples || d < c->least) {
 		c->least = d;
 		c->least_clock = clock;

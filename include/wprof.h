@@ -267,7 +267,8 @@ enum wprof_stat {
 	WPROF_STAT_MAPS_INHERIT_FAILED, /* forked processes that could not get the parent's maps */
 	WPROF_STAT_REUSED_LOST,    /* ended threads whose entry a new one of the tid took over, */
 				   /* and the reused_threads queue had no room for: totals lost */
-	WPROF_STAT_CLOCK_READS,    /* switches timed by a clock read, not the run queue's clock */
+	WPROF_STAT_TIMED_RQ,       /* switches timed by the run queue's clock __schedule() read */
+	WPROF_STAT_TIMED_READ,     /* ... and by a clock read of wprof's */
 	/*
 	 * Runs of wprof's programs the kernel skipped (a program already
 	 * running on the CPU): filled by user space from the programs' info.

@@ -193,8 +193,9 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
 		"the ns timed on one switch in 64)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
-	fprintf(f, "wprof: switches timed by a clock read %llu (the others by the clock "
-		"__schedule() read)\n", (unsigned long long)st[WPROF_STAT_CLOCK_READS]);
+	fprintf(f, "wprof: switches timed by the clock __schedule() read %llu, by a clock read "
+		"%llu\n", (unsigned long long)st[WPROF_STAT_TIMED_RQ],
+		(unsigned long long)st[WPROF_STAT_TIMED_READ]);
 }
 
 /* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */

@@ -55,7 +55,8 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_TARGETS_FULL] = "targets_full",
 	[WPROF_STAT_MAPS_INHERIT_FAILED] = "maps_inherit_failed",
 	[WPROF_STAT_REUSED_LOST] = "reused_lost",
-	[WPROF_STAT_CLOCK_READS] = "clock_reads",
+	[WPROF_STAT_TIMED_RQ] = "timed_rq_clock",
+	[WPROF_STAT_TIMED_READ] = "timed_clock_read",
 	[WPROF_STAT_RUNS_MISSED] = "runs_missed",
 };
 
