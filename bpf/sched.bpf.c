@@ -1075,8 +1075,10 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(tp_sched_exit)
 {
-	__u64 id = bpf_get_current_pid_tgid(), t0 = 0, expect, *slot;
-	__u32 zero = 0, tid = (__u32)id;
+	/* the task's own fields, not bpf_get_current_pid_tgid(): a helper call */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 zero = 0, tid = task->pid;
+	__u64 id = (__u64)task->tgid << 32 | tid, t0 = 0, expect, *slot;
 	struct wprof_thread *th;
 
 	slot = bpf_map_lookup_elem(&resume_tid, &zero);
