@@ -31,7 +31,6 @@ struct session {
 	bool snapshot; /* the start-edge task iterator loaded */
 	bool want_entry; /* switches are to be timed at __schedule() entry ... */
 	bool entry_stamp; /* ... and are: sched_entry_tp is there and its program loaded */
-	bool rq_clock; /* or by the run queue's clock, which nothing on sched_switch delays */
 	char entry_why[160]; /* why they are, for the start line */
 	struct bpf_link **links; /* perf event links, one per online CPU */
 	int *pfds;
@@ -152,6 +151,17 @@ static bool has_runq_sched_info(const struct btf *btf)
 }
 
 /*
+ * Whether switches are timed by the run queue's clock (bpf/sched.bpf.c:
+ * switch_time()), which nothing on sched_switch delays: no stamp, and no
+ * look at the other programs there, is needed then.
+ */
+static bool rq_clock_time(const struct record_opts *o, const struct btf *btf)
+{
+	return o->runq == RUNQ_AUTO && o->switch_time == SWITCH_TIME_AUTO &&
+	       has_runq_sched_info(btf);
+}
+
+/*
  * `wakeup`: run-queue waits are timed from wakeups (sched_wakeup); `waking`:
  * --wakers, recorded at sched_waking, in the waker's context.
  */
@@ -267,13 +277,11 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	bpf_map__set_max_entries(skel->maps.resume_works,
 				 skel->rodata->resume_task_work ?
 				 bpf_map__max_entries(skel->maps.threads) : 1);
+	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
+				    has_tracepoint(kbtf, "sched_entry_tp");
 	/* no program at every wakeup, unless --wakers needs their wakers' stacks */
 	skel->rodata->runq_sched_info = o->runq == RUNQ_AUTO && has_runq_sched_info(kbtf);
-	/* the run queue's clock: nothing on sched_switch delays it, no stamp needed */
-	skel->rodata->switch_rq_clock = skel->rodata->runq_sched_info &&
-					o->switch_time == SWITCH_TIME_AUTO;
-	skel->rodata->entry_stamp = !raw_tp && s->want_entry && !skel->rodata->switch_rq_clock &&
-				    has_tracepoint(kbtf, "sched_entry_tp");
+	skel->rodata->switch_rq_clock = rq_clock_time(o, kbtf);
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);
@@ -291,7 +299,6 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	s->raw_tp = raw_tp;
 	s->runq_wakeup = !skel->rodata->runq_sched_info;
 	s->entry_stamp = skel->rodata->entry_stamp;
-	s->rq_clock = skel->rodata->switch_rq_clock;
 	s->snapshot = snapshot;
 	return 0;
 }
@@ -346,9 +353,9 @@ int session__unwind_maps(struct session *s, struct wprof_unwind_row **rows, __u3
  * them and not the rest, moving run time into run-queue time for the threads
  * that come on after its targets. Handlers attached after wprof's run after
  * it; so the BPF programs found on sched_switch now decide, unless
- * WPROF_SWITCH_TIME does. Where switches are timed by the run queue's clock
- * (try_load()), nothing on the tracepoint moves that, and the choice made
- * here is not used.
+ * WPROF_SWITCH_TIME does. Not called where switches are timed by the run
+ * queue's clock (rq_clock_time()): nothing on the tracepoint moves that, and
+ * the look at every process's open files is not paid for.
  */
 static void choose_switch_time(struct session *s)
 {
@@ -396,7 +403,8 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	s->opts = opts;
 	s->stats_fd = -1;
 	s->max_rows = rows_capacity(unwind_rows);
-	choose_switch_time(s);
+	if (!rq_clock_time(opts, kbtf))
+		choose_switch_time(s);
 	/*
 	 * tp_btf is preferred; there is no reliable probe for it (bpftool's says
 	 * "no" where it works), so try it and fall back to raw_tp.
@@ -684,7 +692,7 @@ const char *session__switch_timing(const struct session *s, char *buf, size_t si
 	if (s->entry_stamp)
 		snprintf(buf, size, "switches are timed where __schedule() starts (%s)",
 			 s->entry_why);
-	else if (s->want_entry && !s->raw_tp && !s->rq_clock)
+	else if (s->want_entry && !s->raw_tp)
 		snprintf(buf, size, "switches are timed by wprof's sched_switch program, late by "
 			 "what runs there before it (%s; this kernel has no sched_entry_tp)",
 			 s->entry_why);
