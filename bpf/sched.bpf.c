@@ -476,6 +476,20 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, b
 	return runnable ? WPROF_STAT_SW_PREEMPT : WPROF_STAT_SW_WALKED;
 }
 
+/*
+ * A switch of the thread of @th at `now`, kept no earlier than its last one
+ * (the one of its on- or off-CPU time going on). Timed by a run queue's clock,
+ * a switch can come out a little earlier, on another CPU or calibrated anew
+ * since (switch_time()); and see switch_in(): its times stay in order, and
+ * add up.
+ */
+static __always_inline __u64 not_before_last(const struct wprof_thread *th, __u64 now)
+{
+	__u64 last = th->oncpu_since_ns > th->off_since_ns ? th->oncpu_since_ns : th->off_since_ns;
+
+	return now > last ? now : last;
+}
+
 static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, bool preempt,
 					unsigned int state, __u64 now, bool typed)
 {
@@ -485,15 +499,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	th = thread_get(prev, pid, tid, now, NEW_SCHED);
 	if (!th)
 		return WPROF_STAT_SW_WALKED;
-	/*
-	 * Timed by a run queue's clock, a switch can come out a little earlier
-	 * than the thread's last one, on another CPU, or calibrated anew since
-	 * (switch_time()): its times stay in order, and add up.
-	 */
-	if (now < th->oncpu_since_ns)
-		now = th->oncpu_since_ns;
-	if (now < th->off_since_ns)
-		now = th->off_since_ns;
+	now = not_before_last(th, now);
 	if (th->oncpu_since_ns) {
 		add_on(th, th->oncpu_since_ns, now);
 	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
@@ -618,10 +624,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	 * (sched_wakeup fires after the reschedule IPI): that wakeup is not
 	 * used, close_interval() counts no run-queue time then.
 	 */
-	if (now < th->off_since_ns)
-		now = th->off_since_ns;
-	if (now < th->oncpu_since_ns) /* as in switch_out() */
-		now = th->oncpu_since_ns;
+	now = not_before_last(th, now);
 	if (th->off_since_ns) {
 		close_interval(ctx, th, now, switch_wake(th, next, now, typed), typed ? next : NULL,
 			       false);
@@ -731,6 +734,13 @@ static __always_inline __u64 switch_read(void)
  * tids, and whether prev stays runnable. A global function: the verifier
  * checks it once, not along every path of the program around it.
  */
+static __always_inline __u64 timed_by(__u64 ts, __u32 stat)
+{
+	if (window_start_ns)
+		stat_add(stat, 1);
+	return ts;
+}
+
 __weak __noinline __u64 switch_time(__u64 clock, __u64 queued, __u32 prev_tid, __u32 next_tid,
 				    __u32 runnable)
 {
@@ -740,30 +750,21 @@ __weak __noinline __u64 switch_time(__u64 clock, __u64 queued, __u32 prev_tid, _
 	__u64 now;
 	__s64 off;
 
-	if (!runq_sched_info) {
-		if (window_start_ns)
-			stat_add(WPROF_STAT_TIMED_READ, 1);
-		return switch_read();
-	}
+	if (!runq_sched_info)
+		return timed_by(switch_read(), WPROF_STAT_TIMED_READ);
 	c = bpf_map_lookup_elem(&clock_cal, &zero);
 	stale = !prev_tid || runnable || queued == clock || (!queued && next_tid);
 	if (switch_rq_clock && !stale && window_start_ns && c &&
 	    clock - c->last_clock < CLOCK_READ_NS && draw(DRAW_CLOCK) % CLOCK_READ_EVERY &&
-	    clock_cal_offset(c, clock, &off)) {
-		stat_add(WPROF_STAT_TIMED_RQ, 1);
-		return clock + off;
-	}
+	    clock_cal_offset(c, clock, &off))
+		return timed_by(clock + off, WPROF_STAT_TIMED_RQ);
 	now = switch_read();
-	if (!stale)
-		clock_cal_add(c, clock, now);
-	if (switch_rq_clock && !stale && clock_cal_offset(c, clock, &off)) {
-		if (window_start_ns)
-			stat_add(WPROF_STAT_TIMED_RQ, 1);
-		return clock + off;
-	}
-	if (window_start_ns)
-		stat_add(WPROF_STAT_TIMED_READ, 1);
-	return now;
+	if (stale)
+		return timed_by(now, WPROF_STAT_TIMED_READ);
+	clock_cal_add(c, clock, now);
+	if (switch_rq_clock && clock_cal_offset(c, clock, &off))
+		return timed_by(clock + off, WPROF_STAT_TIMED_RQ);
+	return timed_by(now, WPROF_STAT_TIMED_READ);
 }
 
 /*
