@@ -16,6 +16,15 @@
 #ifndef EEXIST
 #define EEXIST 17
 #endif
+#ifndef EBUSY
+#define EBUSY 16
+#endif
+#ifndef EINVAL
+#define EINVAL 22
+#endif
+#ifndef ENOSPC
+#define ENOSPC 28
+#endif
 
 /* Settings, written by user space before load. */
 const volatile __u32 filter_mode __weak = WPROF_FILTER_ALL;
@@ -135,12 +144,47 @@ struct {
 	__array(values, struct counts_map);
 } counts SEC(".maps") __weak;
 
+/*
+ * Ended threads' entries, until user space drains them: taken from their
+ * slots (below) by their last switch-outs. Not preallocated: most recordings
+ * see few threads end.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct wprof_thread);
 } threads SEC(".maps") __weak;
+
+/*
+ * Live threads' entries, in an array: a lookup there is inlined by the
+ * verifier, where a hash lookup is two calls (the lookup, and memcmp() in
+ * it). A thread's entry is in its slot, tid & slot_mask, or, where another
+ * thread has that, in one of SLOT_PROBES slots of the overflow part (from
+ * slot_over on) that its tid hashes to (bpf/thread.bpf.h: thread_lookup()).
+ * An ended thread's entry moves to `threads` (its last switch-out), which
+ * user space drains; user space sizes the array and reads it, and writes
+ * neither.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct wprof_thread);
+} thread_slots SEC(".maps") __weak;
+
+/* per slot of the first part: held while an entry of its tids is made or moved out */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_locks SEC(".maps") __weak;
+
+const volatile __u32 slot_mask __weak = 16383;
+const volatile __u32 slot_over __weak = 16384;
+const volatile __u32 slot_over_mask __weak = 16383;
 
 /* --wakers only (max_entries is set to 1 otherwise); drained as `counts` */
 struct wakes_map {

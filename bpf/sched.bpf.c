@@ -184,7 +184,7 @@ static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *
 	if (!key || !w)
 		return 0;
 	tid = *key;
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (!th || !th->pend.start || task->pid != tid)
 		return 0;
 	/* per-CPU scratch and counters: nothing else may run on this CPU meanwhile */
@@ -534,6 +534,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		drop_pending(th);
 		if (resume_task_work)
 			bpf_map_delete_elem(&resume_works, &tid);
+		thread_retire(tid); /* `th` is not to be written after this */
 		return WPROF_STAT_SW_KTHREAD;
 	}
 	stat_add(WPROF_STAT_SWITCHES, 1);
@@ -586,7 +587,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
 	struct wprof_thread *th;
 
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (!th) {
 		th = thread_get(next, pid, tid, now, NEW_SCHED);
 		if (!th)
@@ -837,7 +838,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 static __always_inline struct wprof_thread *wakee_entry(struct task_struct *p, __u32 pid,
 							__u32 tid, bool typed)
 {
-	struct wprof_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct wprof_thread *th = thread_lookup(tid);
 	__u64 now;
 
 	if (th)
@@ -993,7 +994,7 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 	struct wprof_thread *th;
 
 	forget_maps(pid);
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (th) /* the registers are the new program's: the old call's stack is gone */
 		drop_pending(th);
 	if (exec_gate_tgid && pid == exec_gate_tgid) {
@@ -1054,7 +1055,7 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 
 	if (!is_target(id >> 32, tid))
 		return;
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (!th || !th->off_since_ns || th->oncpu_since_ns)
 		return;
 	now = bpf_ktime_get_ns();
@@ -1096,7 +1097,7 @@ int BPF_PROG(tp_sched_exit)
 			__u32 other = (__u32)expect;
 
 			stat_add(WPROF_STAT_RESUME_MISSED, 1);
-			th = bpf_map_lookup_elem(&threads, &other);
+			th = thread_lookup(other);
 			if (th)
 				drop_pending(th);
 		}
@@ -1105,7 +1106,7 @@ int BPF_PROG(tp_sched_exit)
 	}
 	if (!(expect & RESUME_WALK))
 		return 0;
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (!th || !th->pend.start)
 		return 0;
 	if (time_kinds)

@@ -62,7 +62,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 		return 0;
 	tid = task->pid;
 	pid = task->tgid;
-	if (!is_target(pid, tid) || bpf_map_lookup_elem(&threads, &tid))
+	if (!is_target(pid, tid) || thread_lookup(tid))
 		return 0;
 	state = task_state(task);
 	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD))
@@ -88,8 +88,8 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 		if (kernel_stacks)
 			th->kstack_id = task_kernel_stack(task, SCRATCH_ITER);
 	}
-	err = bpf_map_update_elem(&threads, &tid, th, BPF_NOEXIST);
-	if (err && err != -EEXIST)
+	err = thread_commit(tid, NEW_ITER, 0);
+	if (err && err != -EEXIST && err != -EBUSY)
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 	return 0;
 }
@@ -132,7 +132,7 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	tid = task->pid;
 	if (!is_target(task->tgid, tid))
 		return 0;
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	if (!th)
 		return 0;
 	if (!th->exit_ns) /* the name it has now (pthread_setname_np() since) */

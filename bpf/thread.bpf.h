@@ -283,6 +283,137 @@ static __always_inline bool thread_reuse(struct wprof_thread *old, __u32 start_i
 	return true;
 }
 
+#define SLOT_PROBES 8
+
+/* Slot `j` of the overflow slots of thread `tid`: SLOT_PROBES in a row, from where its tid hashes. */
+static __always_inline __u32 slot_probe(__u32 tid, __u32 j)
+{
+	return slot_over + ((tid * 2654435761u + j) & slot_over_mask);
+}
+
+/*
+ * The entry of live thread `tid` (or of an ended one the hash had no room
+ * for), or NULL. A slot's tid is written last as its entry is made, and
+ * cleared first as the entry moves out: a slot with the tid holds its entry.
+ * A tid has one entry at most: entries are made and moved out under the lock
+ * of the tid's first slot, and each is looked for everywhere first.
+ */
+static __always_inline struct wprof_thread *thread_lookup(__u32 tid)
+{
+	__u32 i = tid & slot_mask;
+	struct wprof_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
+
+	if (s && tid && s->tid == tid)
+		return s;
+	for (__u32 j = 0; j < SLOT_PROBES; j++) {
+		i = slot_probe(tid, j);
+		s = bpf_map_lookup_elem(&thread_slots, &i);
+		if (s && tid && s->tid == tid)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The lock of a first slot: a few hundred tries. Its holders are BPF
+ * programs that copy one entry (the start snapshot's can be preempted
+ * meanwhile): a thread that finds it held that long has that event
+ * unrecorded, counted (slot_busy).
+ */
+#define SLOT_LOCK_TRIES 256
+
+static __always_inline bool slot_lock(__u32 *lock)
+{
+	for (int i = 0; i < SLOT_LOCK_TRIES; i++)
+		if (!*(volatile __u32 *)lock && !__sync_val_compare_and_swap(lock, 0, 1))
+			return true;
+	stat_add(WPROF_STAT_SLOT_BUSY, 1);
+	return false;
+}
+
+/* Write @th into slot @s, claimed (its tid WPROF_SLOT_CLAIMED), for thread `tid`: its tid last. */
+static __always_inline void slot_fill(struct wprof_thread *s, struct wprof_thread *th, __u32 tid)
+{
+	th->tid = WPROF_SLOT_CLAIMED;
+	__builtin_memcpy(s, th, sizeof(*s));
+	th->tid = tid;
+	__sync_lock_test_and_set(&s->tid, tid);
+}
+
+/* Claim a free slot @s: another CPU may be claiming it for another tid. */
+static __always_inline bool slot_claim(struct wprof_thread *s)
+{
+	return s && !s->tid && !__sync_val_compare_and_swap(&s->tid, 0, WPROF_SLOT_CLAIMED);
+}
+
+/*
+ * Make the new entry in slot `scratch` of thread_new (a blank filled in)
+ * thread `tid`'s: in a free slot of its own; `replace`: in place of the
+ * entry it has (an ended thread's, thread_reuse()). 0, -EEXIST if it has one
+ * already (made on another CPU meanwhile), -EBUSY, or -ENOSPC (no slot
+ * free). A global function: the verifier checks it once.
+ */
+__weak __noinline int thread_commit(__u32 tid, __u32 scratch, __u32 replace)
+{
+	struct wprof_thread *th = bpf_map_lookup_elem(&thread_new, &scratch), *s;
+	__u32 i = tid & slot_mask, *lock = bpf_map_lookup_elem(&slot_locks, &i);
+	int err = -ENOSPC;
+
+	if (!th || !lock || !tid)
+		return -EINVAL;
+	if (!slot_lock(lock))
+		return -EBUSY;
+	s = thread_lookup(tid);
+	if (s) {
+		err = -EEXIST;
+		if (replace) {
+			__sync_lock_test_and_set(&s->tid, WPROF_SLOT_CLAIMED);
+			slot_fill(s, th, tid);
+			err = 0;
+		}
+		goto out;
+	}
+	s = bpf_map_lookup_elem(&thread_slots, &i);
+	if (slot_claim(s)) {
+		slot_fill(s, th, tid);
+		err = 0;
+		goto out;
+	}
+	for (__u32 j = 0; j < SLOT_PROBES; j++) {
+		i = slot_probe(tid, j);
+		s = bpf_map_lookup_elem(&thread_slots, &i);
+		if (slot_claim(s)) {
+			slot_fill(s, th, tid);
+			err = 0;
+			break;
+		}
+	}
+out:
+	__sync_lock_test_and_set(lock, 0);
+	return err;
+}
+
+/*
+ * Thread `tid` has ended (its last switch-out): its entry moves to the hash,
+ * where user space drains ended threads, and its slot is free for another.
+ * Kept in its slot if the hash has no room or has an entry of the tid still
+ * (user space reads it at the end; a new thread of the tid hands it over
+ * first, thread_reuse()).
+ */
+__weak __noinline int thread_retire(__u32 tid)
+{
+	__u32 i = tid & slot_mask, *lock = bpf_map_lookup_elem(&slot_locks, &i);
+	struct wprof_thread *s;
+
+	if (!lock || !tid || !slot_lock(lock))
+		return 0;
+	s = thread_lookup(tid);
+	if (s && !bpf_map_update_elem(&threads, &tid, s, BPF_NOEXIST))
+		__sync_lock_test_and_set(&s->tid, 0);
+	__sync_lock_test_and_set(lock, 0);
+	return 0;
+}
+
 static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __u32 pid,
 						       __u32 tid, __u64 now, __u32 slot)
 {
@@ -291,13 +422,13 @@ static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __
 	bool reused;
 	long err;
 
-	th = bpf_map_lookup_elem(&threads, &tid);
+	th = thread_lookup(tid);
 	/* an ended thread's entry: only its last switch-out may use it, not a new task */
 	if (th && !(th->exit_ns && th->start_id != (start_id = task_start_id(t))))
 		return th;
 	reused = th != NULL;
 	if (reused && !thread_reuse(th, start_id, slot))
-		return bpf_map_lookup_elem(&threads, &tid);
+		return thread_lookup(tid);
 	if (!reused)
 		start_id = task_start_id(t);
 	th = thread_blank(slot);
@@ -311,12 +442,14 @@ static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __
 	if (th->first_ns > now)
 		th->first_ns = now;
 	BPF_CORE_READ_STR_INTO(&th->comm, t, comm);
-	err = bpf_map_update_elem(&threads, &tid, th, reused ? BPF_ANY : BPF_NOEXIST);
+	err = thread_commit(tid, slot, reused);
+	if (err == -EBUSY)
+		return NULL;
 	if (err && err != -EEXIST) {
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&threads, &tid);
+	return thread_lookup(tid);
 }
 
 /* The kernel stack of a task that is not running (BTF task pointer only). */

@@ -192,6 +192,9 @@ struct wprof_thread {
 	char comm[WPROF_COMM_LEN];
 };
 
+/* wprof_thread.tid of a thread slot being written (bpf/thread.bpf.h: slot_fill()) */
+#define WPROF_SLOT_CLAIMED 0xffffffffu
+
 /* wprof_thread.walk: what is known of the current off-CPU interval's stacks */
 enum wprof_walk {
 	WPROF_WALK_USER = 1,     /* ustack_id is this interval's */
@@ -269,6 +272,7 @@ enum wprof_stat {
 				   /* and the reused_threads queue had no room for: totals lost */
 	WPROF_STAT_TIMED_RQ,       /* switches timed by the run queue's clock __schedule() read */
 	WPROF_STAT_TIMED_READ,     /* ... and by a clock read of wprof's */
+	WPROF_STAT_SLOT_BUSY,      /* events of threads whose slot another CPU held too long */
 	/*
 	 * Runs of wprof's programs the kernel skipped (a program already
 	 * running on the CPU): filled by user space from the programs' info.

@@ -95,6 +95,11 @@ struct record_opts {
 	enum resume_walk resume_walk; /* WPROF_RESUME_WALK */
 	enum runq_source runq;        /* WPROF_RUNQ */
 	enum retire retire;           /* WPROF_RETIRE */
+	/*
+	 * WPROF_THREAD_SLOTS=few: 4 thread slots, not THREAD_SLOTS, so that
+	 * most threads share one and their entries are in the hash (tests)
+	 */
+	bool few_slots;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

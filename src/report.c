@@ -14,7 +14,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 25 };
+enum { NR_LOSSES = 26 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS PROFILE_TOP_PROCS
@@ -52,6 +52,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
 	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
 	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
+	out[i++] = (struct loss){ "thread_slot_busy", st[WPROF_STAT_SLOT_BUSY] };
 	out[i++] = (struct loss){ "late_keys", p->late_keys };
 }
 
@@ -397,6 +398,8 @@ static const struct {
 	{ "unwind_procs_failed", "processes whose maps could not be read or sent for unwinding" },
 	{ "events_lost", "ring buffer events lost (new processes may be unnamed)" },
 	{ "reused_threads_lost", "threads lost because their tid was reused while recording" },
+	{ "thread_slot_busy", "switches or wakeups not recorded because another CPU held the "
+			      "thread's slot (report it: it should be rare)" },
 	{ "late_keys", "samples or off-CPU times of ended threads that came after their stacks "
 		       "were added up while recording (report it: it should not happen)" },
 };

@@ -20,6 +20,14 @@
 #include "wprof.skel.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
+/*
+ * Thread slots (bpf/common.bpf.h: thread_slots): one per tid modulo
+ * THREAD_SLOTS, then THREAD_SLOTS_OVER for the threads whose slot another
+ * has (powers of two; 18 MB in all). WPROF_THREAD_SLOTS=few: 4 of the
+ * first kind, so that the overflow part is tested.
+ */
+#define THREAD_SLOTS 16384
+#define THREAD_SLOTS_OVER 16384
 
 struct ended;
 
@@ -51,6 +59,7 @@ struct session {
 	bool drained_final;  /* everything is in the store: the maps are not read again */
 	struct ended *ended; /* while draining */
 	struct in_use *in_use; /* while retiring */
+	int (*slot_fn)(struct session *s, const void *key, const void *val); /* take_slots() */
 };
 
 static int libbpf_verbosity;
@@ -207,6 +216,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
 	const struct record_opts *o = s->opts;
 	bool late, exit_tp, task_work, named;
+	__u32 first;
 	struct wprof_bpf *skel;
 	int err;
 
@@ -274,6 +284,12 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 		 (o->resume_walk == RESUME_WALK_AUTO && (named || !exit_tp)));
 	skel->rodata->resume_walk = skel->rodata->resume_task_work ||
 				    (exit_tp && o->resume_walk != RESUME_WALK_TASK_WORK);
+	first = o->few_slots ? 4 : THREAD_SLOTS;
+	bpf_map__set_max_entries(skel->maps.thread_slots, first + THREAD_SLOTS_OVER);
+	bpf_map__set_max_entries(skel->maps.slot_locks, first);
+	skel->rodata->slot_mask = first - 1;
+	skel->rodata->slot_over = first;
+	skel->rodata->slot_over_mask = THREAD_SLOTS_OVER - 1;
 	bpf_map__set_max_entries(skel->maps.resume_works,
 				 skel->rodata->resume_task_work ?
 				 bpf_map__max_entries(skel->maps.threads) : 1);
@@ -833,6 +849,30 @@ static int take_thread(struct session *s, const void *key, const void *val)
 	return store__add_thread(s->store, val);
 }
 
+static int take_slot(struct session *s, const void *key, const void *val)
+{
+	const struct wprof_thread *t = val;
+
+	return t->tid && t->tid != WPROF_SLOT_CLAIMED ? s->slot_fn(s, &t->tid, val) : 0;
+}
+
+/*
+ * The entries in thread slots, each to @fn as an entry of the hash is (keyed
+ * by its tid); free slots left out. Read before the hash: an entry that
+ * moves from its slot to the hash meanwhile (its thread ended) is in the
+ * hash by the time its slot is free.
+ */
+static long take_slots(struct session *s, take_fn fn)
+{
+	long n;
+
+	s->slot_fn = fn;
+	n = take_entries(s, bpf_map__fd(s->skel->maps.thread_slots), sizeof(__u32),
+			 sizeof(struct wprof_thread), false, take_slot);
+	s->slot_fn = NULL;
+	return n;
+}
+
 static int max_int(int a, int b)
 {
 	return a > b ? a : b;
@@ -964,8 +1004,10 @@ int session__drain(struct session *s, bool final)
 	if (err)
 		goto out;
 	if (final) {
-		n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
-				 sizeof(struct wprof_thread), false, take_thread);
+		n = take_slots(s, take_thread);
+		if (n >= 0)
+			n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
+					 sizeof(struct wprof_thread), false, take_thread);
 		if (n < 0) {
 			err = n;
 			goto out;
@@ -1098,8 +1140,10 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 	store__for_each_wake(s->store, use_wake, &u);
 	store__for_each_thread(s->store, use_thread, &u);
 	s->in_use = &u;
-	n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
-			 sizeof(struct wprof_thread), false, use_live_thread);
+	n = take_slots(s, use_live_thread);
+	if (n >= 0)
+		n = take_entries(s, bpf_map__fd(k->maps.threads), sizeof(__u32),
+				 sizeof(struct wprof_thread), false, use_live_thread);
 	if (n >= 0)
 		n = take_entries(s, bpf_map__fd(active), bpf_map__key_size(active),
 				 bpf_map__value_size(active), false, use_live_count);

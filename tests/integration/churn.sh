@@ -21,7 +21,8 @@
 #      and the threads made into lines as they ended;
 #    - nothing was lost to a full map: stack_map_full, counts_map_full,
 #      thread_map_full and dropped_us are 0; nor late: late_keys is 0; nor
-#      freed too soon: stacks_missing is 0;
+#      freed too soon: stacks_missing is 0; nor a thread slot held too
+#      long: thread_slot_busy is 0;
 #    - every thread churn made is in the output, no more: 1 (churn) + procs
 #      + threads, by churn's log;
 #    - the stacks add up to the threads' wall time, to the us (nothing
@@ -95,11 +96,11 @@ check "threads were made into lines as they ended (WPROF_RETIRE=always)" \
 read -r lost got stacks_us wall_us < <(json_eval "$TMP/out.json" '"%s %d %d %d" % (
 	",".join("%s=%d" % (k, j["lost"][k]) for k in
 		 ("stack_map_full", "counts_map_full", "thread_map_full", "dropped_us",
-		  "late_keys", "stacks_missing")),
+		  "late_keys", "stacks_missing", "thread_slot_busy")),
 	len(threads()), sum(s["total_us"] for s in j["stacks"]),
 	sum(t["wall_us"] for t in threads()))')
 check "nothing lost to a full map, nothing late ($lost)" \
-	test "$lost" = "stack_map_full=0,counts_map_full=0,thread_map_full=0,dropped_us=0,late_keys=0,stacks_missing=0"
+	test "$lost" = "stack_map_full=0,counts_map_full=0,thread_map_full=0,dropped_us=0,late_keys=0,stacks_missing=0,thread_slot_busy=0"
 want=$((1 + procs + threads))
 check "threads in the output: $got (churn made $want)" test "$got" = "$want"
 check "stacks add up to the threads' wall time: $stacks_us us vs $wall_us us" \
