@@ -169,7 +169,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 32768);
+	__uint(max_entries, 49152);
 	__type(key, __u32);
 	__type(value, struct wprof_thread);
 } thread_slots SEC(".maps") __weak;
@@ -183,8 +183,14 @@ struct {
 } slot_locks SEC(".maps") __weak;
 
 const volatile __u32 slot_mask __weak = 16383;
+/*
+ * Drains so far: user space adds one after each drain's switch of maps,
+ * which waits for every program running (bpf/thread.bpf.h: slot_claim()).
+ */
+__u64 slot_epoch __weak = 0;
 const volatile __u32 slot_over __weak = 16384;
-const volatile __u32 slot_over_mask __weak = 16383;
+const volatile __u32 slot_over_mask __weak = 32767;
+const volatile __u32 slot_over_shift __weak = 17; /* 32 - log2(slot_over_mask + 1) */
 
 /* --wakers only (max_entries is set to 1 otherwise); drained as `counts` */
 struct wakes_map {

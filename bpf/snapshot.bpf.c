@@ -88,8 +88,15 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 		if (kernel_stacks)
 			th->kstack_id = task_kernel_stack(task, SCRATCH_ITER);
 	}
+	/*
+	 * Sleepable, this program can be preempted with a slot's lock held:
+	 * a program that spins on it meanwhile has that event unrecorded,
+	 * counted (a few instructions, once per thread, at the start)
+	 */
 	err = thread_commit(tid, NEW_ITER, 0);
-	if (err && err != -EEXIST && err != -EBUSY)
+	if (err == -EBUSY)
+		stat_add(WPROF_STAT_SLOT_BUSY, 1);
+	else if (err && err != -EEXIST)
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 	return 0;
 }

@@ -285,10 +285,14 @@ static __always_inline bool thread_reuse(struct wprof_thread *old, __u32 start_i
 
 #define SLOT_PROBES 8
 
-/* Slot `j` of the overflow slots of thread `tid`: SLOT_PROBES in a row, from where its tid hashes. */
+/*
+ * Slot `j` of the overflow slots of thread `tid`: SLOT_PROBES in a row, from
+ * where its tid hashes (the product's high bits: its low ones would be the
+ * same for every tid of one first slot).
+ */
 static __always_inline __u32 slot_probe(__u32 tid, __u32 j)
 {
-	return slot_over + ((tid * 2654435761u + j) & slot_over_mask);
+	return slot_over + (((tid * 2654435761u) >> slot_over_shift) + j & slot_over_mask);
 }
 
 /*
@@ -315,19 +319,18 @@ static __always_inline struct wprof_thread *thread_lookup(__u32 tid)
 }
 
 /*
- * The lock of a first slot: a few hundred tries. Its holders are BPF
- * programs that copy one entry (the start snapshot's can be preempted
- * meanwhile): a thread that finds it held that long has that event
+ * The lock of a first slot: a few thousand tries. Its holders are BPF
+ * programs that copy one entry (all but the start snapshot's with
+ * preemption off): a thread that finds it held that long has that event
  * unrecorded, counted (slot_busy).
  */
-#define SLOT_LOCK_TRIES 256
+#define SLOT_LOCK_TRIES 2048
 
 static __always_inline bool slot_lock(__u32 *lock)
 {
 	for (int i = 0; i < SLOT_LOCK_TRIES; i++)
 		if (!*(volatile __u32 *)lock && !__sync_val_compare_and_swap(lock, 0, 1))
 			return true;
-	stat_add(WPROF_STAT_SLOT_BUSY, 1);
 	return false;
 }
 
@@ -340,10 +343,25 @@ static __always_inline void slot_fill(struct wprof_thread *s, struct wprof_threa
 	__sync_lock_test_and_set(&s->tid, tid);
 }
 
-/* Claim a free slot @s: another CPU may be claiming it for another tid. */
+/*
+ * Claim slot @s if free: never used, or retired (thread_retire()) two
+ * drains ago or more. A program that looked its entry up before it was
+ * retired may still be writing there until the next drain's switch of maps,
+ * which waits for it: one that starts after the first switch since finds
+ * no entry there. Another CPU may be claiming it for another tid.
+ */
 static __always_inline bool slot_claim(struct wprof_thread *s)
 {
-	return s && !s->tid && !__sync_val_compare_and_swap(&s->tid, 0, WPROF_SLOT_CLAIMED);
+	__u32 t;
+
+	if (!s)
+		return false;
+	t = s->tid;
+	if (t == WPROF_SLOT_CLAIMED || (t && !(t & WPROF_SLOT_MARK)))
+		return false;
+	if (t && (((__u32)slot_epoch - t) & WPROF_SLOT_EPOCH_MASK) < 2)
+		return false;
+	return __sync_val_compare_and_swap(&s->tid, t, WPROF_SLOT_CLAIMED) == t;
 }
 
 /*
@@ -364,6 +382,18 @@ __weak __noinline int thread_commit(__u32 tid, __u32 scratch, __u32 replace)
 	if (!slot_lock(lock))
 		return -EBUSY;
 	s = thread_lookup(tid);
+	/*
+	 * The tid's thread may have ended since the caller looked (the start
+	 * snapshot sleeps between): its entry moved to the hash
+	 */
+	if (!s && !replace) {
+		struct wprof_thread *ended = bpf_map_lookup_elem(&threads, &tid);
+
+		if (ended && ended->start_id == th->start_id) {
+			err = -EEXIST;
+			goto out;
+		}
+	}
 	if (s) {
 		err = -EEXIST;
 		if (replace) {
@@ -395,21 +425,26 @@ out:
 
 /*
  * Thread `tid` has ended (its last switch-out): its entry moves to the hash,
- * where user space drains ended threads, and its slot is free for another.
- * Kept in its slot if the hash has no room or has an entry of the tid still
- * (user space reads it at the end; a new thread of the tid hands it over
- * first, thread_reuse()).
+ * where user space drains ended threads, and its slot is retired, marked
+ * with the drain epoch, free again two drains on (slot_claim()). Kept in its
+ * slot if the hash has no room or has an entry of the tid still (user space
+ * reads it at the end; a new thread of the tid hands it over first,
+ * thread_reuse()).
  */
 __weak __noinline int thread_retire(__u32 tid)
 {
-	__u32 i = tid & slot_mask, *lock = bpf_map_lookup_elem(&slot_locks, &i);
-	struct wprof_thread *s;
+	__u32 first = tid & slot_mask, i = first, *lock = bpf_map_lookup_elem(&slot_locks, &first);
+	struct wprof_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
 
 	if (!lock || !tid || !slot_lock(lock))
 		return 0;
-	s = thread_lookup(tid);
-	if (s && !bpf_map_update_elem(&threads, &tid, s, BPF_NOEXIST))
-		__sync_lock_test_and_set(&s->tid, 0);
+	for (__u32 j = 0; j < SLOT_PROBES && !(s && s->tid == tid); j++) {
+		i = slot_probe(tid, j);
+		s = bpf_map_lookup_elem(&thread_slots, &i);
+	}
+	if (s && s->tid == tid && !bpf_map_update_elem(&threads, &tid, s, BPF_NOEXIST))
+		__sync_lock_test_and_set(&s->tid, WPROF_SLOT_MARK |
+					 ((__u32)slot_epoch & WPROF_SLOT_EPOCH_MASK));
 	__sync_lock_test_and_set(lock, 0);
 	return 0;
 }
@@ -443,8 +478,10 @@ static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __
 		th->first_ns = now;
 	BPF_CORE_READ_STR_INTO(&th->comm, t, comm);
 	err = thread_commit(tid, slot, reused);
-	if (err == -EBUSY)
+	if (err == -EBUSY) {
+		stat_add(WPROF_STAT_SLOT_BUSY, 1);
 		return NULL;
+	}
 	if (err && err != -EEXIST) {
 		stat_add(WPROF_STAT_THREADS_FULL, 1);
 		return NULL;

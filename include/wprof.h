@@ -192,8 +192,14 @@ struct wprof_thread {
 	char comm[WPROF_COMM_LEN];
 };
 
-/* wprof_thread.tid of a thread slot being written (bpf/thread.bpf.h: slot_fill()) */
+/*
+ * wprof_thread.tid of a thread slot that holds no thread (no tid has the
+ * high bit): one being written (bpf/thread.bpf.h: slot_fill()), or one
+ * whose thread's entry moved out, with the drain epoch then in the low bits
+ */
+#define WPROF_SLOT_MARK 0x80000000u
 #define WPROF_SLOT_CLAIMED 0xffffffffu
+#define WPROF_SLOT_EPOCH_MASK 0x3fffffffu
 
 /* wprof_thread.walk: what is known of the current off-CPU interval's stacks */
 enum wprof_walk {

@@ -96,8 +96,8 @@ struct record_opts {
 	enum runq_source runq;        /* WPROF_RUNQ */
 	enum retire retire;           /* WPROF_RETIRE */
 	/*
-	 * WPROF_THREAD_SLOTS=few: 4 thread slots, not THREAD_SLOTS, so that
-	 * most threads share one and their entries are in the hash (tests)
+	 * WPROF_THREAD_SLOTS=few: 64 first thread slots, not THREAD_SLOTS, so
+	 * that most threads' entries are in the overflow part (tests)
 	 */
 	bool few_slots;
 	bool user_stacks;

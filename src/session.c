@@ -23,11 +23,12 @@
 /*
  * Thread slots (bpf/common.bpf.h: thread_slots): one per tid modulo
  * THREAD_SLOTS, then THREAD_SLOTS_OVER for the threads whose slot another
- * has (powers of two; 18 MB in all). WPROF_THREAD_SLOTS=few: 4 of the
+ * has (powers of two; 27 MB in all). WPROF_THREAD_SLOTS=few: 64 of the
  * first kind, so that the overflow part is tested.
  */
 #define THREAD_SLOTS 16384
-#define THREAD_SLOTS_OVER 16384
+#define THREAD_SLOTS_OVER_BITS 15
+#define THREAD_SLOTS_OVER (1u << THREAD_SLOTS_OVER_BITS)
 
 struct ended;
 
@@ -284,12 +285,13 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 		 (o->resume_walk == RESUME_WALK_AUTO && (named || !exit_tp)));
 	skel->rodata->resume_walk = skel->rodata->resume_task_work ||
 				    (exit_tp && o->resume_walk != RESUME_WALK_TASK_WORK);
-	first = o->few_slots ? 4 : THREAD_SLOTS;
+	first = o->few_slots ? 64 : THREAD_SLOTS;
 	bpf_map__set_max_entries(skel->maps.thread_slots, first + THREAD_SLOTS_OVER);
 	bpf_map__set_max_entries(skel->maps.slot_locks, first);
 	skel->rodata->slot_mask = first - 1;
 	skel->rodata->slot_over = first;
 	skel->rodata->slot_over_mask = THREAD_SLOTS_OVER - 1;
+	skel->rodata->slot_over_shift = 32 - THREAD_SLOTS_OVER_BITS;
 	bpf_map__set_max_entries(skel->maps.resume_works,
 				 skel->rodata->resume_task_work ?
 				 bpf_map__max_entries(skel->maps.threads) : 1);
@@ -853,7 +855,8 @@ static int take_slot(struct session *s, const void *key, const void *val)
 {
 	const struct wprof_thread *t = val;
 
-	return t->tid && t->tid != WPROF_SLOT_CLAIMED ? s->slot_fn(s, &t->tid, val) : 0;
+	/* neither free, nor being written, nor retired (its entry is in the hash) */
+	return t->tid && !(t->tid & WPROF_SLOT_MARK) ? s->slot_fn(s, &t->tid, val) : 0;
 }
 
 /*
@@ -946,6 +949,16 @@ int session__drain(struct session *s, bool final)
 	if (s->drained_final)
 		return 0;
 	s->ended = &ended;
+	/*
+	 * Detached, but a program may still be running (a link's release does
+	 * not wait for it): setting the active map again waits for them.
+	 */
+	if (final) {
+		err = set_active(k->maps.counts,
+				 s->counts_spare_a ? k->maps.counts_b : k->maps.counts_a);
+		if (err)
+			goto out;
+	}
 	if (!final && s->opts->cmd)
 		prune_targets(s);
 	/* threads that ended, before the switch that lets their last program finish */
@@ -963,6 +976,9 @@ int session__drain(struct session *s, bool final)
 		err = n;
 		goto out;
 	}
+	/* the switch waited for every program running: see slot_claim() */
+	if (!final)
+		k->bss->slot_epoch++;
 	if (!final) {
 		pct = max_int(pct, fill_pct(k->maps.counts_a, n));
 		if (s->opts->wakers) {
