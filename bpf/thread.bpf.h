@@ -433,16 +433,13 @@ out:
  */
 __weak __noinline int thread_retire(__u32 tid)
 {
-	__u32 first = tid & slot_mask, i = first, *lock = bpf_map_lookup_elem(&slot_locks, &first);
-	struct wprof_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
+	__u32 first = tid & slot_mask, *lock = bpf_map_lookup_elem(&slot_locks, &first);
+	struct wprof_thread *s;
 
 	if (!lock || !tid || !slot_lock(lock))
 		return 0;
-	for (__u32 j = 0; j < SLOT_PROBES && !(s && s->tid == tid); j++) {
-		i = slot_probe(tid, j);
-		s = bpf_map_lookup_elem(&thread_slots, &i);
-	}
-	if (s && s->tid == tid && !bpf_map_update_elem(&threads, &tid, s, BPF_NOEXIST))
+	s = thread_lookup(tid);
+	if (s && !bpf_map_update_elem(&threads, &tid, s, BPF_NOEXIST))
 		__sync_lock_test_and_set(&s->tid, WPROF_SLOT_MARK |
 					 ((__u32)slot_epoch & WPROF_SLOT_EPOCH_MASK));
 	__sync_lock_test_and_set(lock, 0);
