@@ -425,11 +425,12 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
  * task work (resume_work_run()) or at sched_exit_tp (tp_sched_exit()). Else
  * it is walked now. Returns the kind of switch (WPROF_STAT_SW_*).
  */
-static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th, bool typed,
-					   unsigned int state)
+static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th,
+					   struct task_struct *prev, bool typed, unsigned int state)
 {
 	bool runnable = th->off_state == WPROF_OFF_RUNQ, settle = false;
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* prev is the current task; tp_btf's is a BTF pointer already: no helper call */
+	struct task_struct *task = typed ? prev : bpf_get_current_task_btf();
 
 	/*
 	 * A walked interval still waits for its user stack. With the exit
@@ -547,7 +548,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		th->waker_kstack_id = 0;
 		th->waker_comm[0] = 0;
 	}
-	return switch_stacks(ctx, th, typed, state);
+	return switch_stacks(ctx, th, prev, typed, state);
 }
 
 /*
