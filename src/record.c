@@ -17,6 +17,7 @@
 #include "folded.h"
 #include "hmap.h"
 #include "output.h"
+#include "procmaps.h"
 #include "profile.h"
 #include "record.h"
 #include "report.h"
@@ -236,6 +237,9 @@ static void keep_cmdline(struct rec_proc *p)
 static void snapshot(struct recorder *r, __u32 pid)
 {
 	struct rec_proc *p = seen_pid(r, pid);
+	struct proc_maps maps = {};
+	__u64 start;
+	int err;
 
 	if (!p) {
 		void *old;
@@ -249,13 +253,23 @@ static void snapshot(struct recorder *r, __u32 pid)
 	}
 	keep_cmdline(p);
 	/*
-	 * The unwinder's maps first: the kernel's walks wait for them, the
-	 * symbolizer only has to be done before the process exits. A process
-	 * gone meanwhile is not an error: its frames fall back.
+	 * One read of its mappings for both (the kernel's making of the maps
+	 * file is most of this, at every tick). The unwinder's maps first:
+	 * the kernel's walks wait for them, the symbolizer only has to be
+	 * done before the process exits. A process gone meanwhile is not an
+	 * error: its frames fall back.
 	 */
+	err = procmaps__start_time(pid, &start);
+	if (!err)
+		err = procmaps__read(pid, &maps);
+	if (err) {
+		if (err == -ESRCH && r->unw)
+			unwtab__gone(r->unw, pid);
+		return;
+	}
 	if (r->unw)
-		unwtab__add_pid(r->unw, pid);
-	symbolizer__add_pid(r->sym, pid);
+		unwtab__add_maps(r->unw, pid, start, &maps);
+	symbolizer__add_maps(r->sym, pid, start, &maps);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable. */

@@ -551,10 +551,7 @@ static void refresh_jit(struct symbolizer *s, struct proc *p, int pid)
 int symbolizer__add_pid(struct symbolizer *s, int pid)
 {
 	struct proc_maps maps = {};
-	struct snapshot *snap = NULL;
 	__u64 start_time;
-	struct proc *p;
-	size_t i;
 	int err;
 
 	if (!s || pid <= 0)
@@ -565,8 +562,27 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
+	return symbolizer__add_maps(s, pid, start_time, &maps);
+}
+
+int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time,
+			 struct proc_maps *mapsp)
+{
+	struct proc_maps maps = *mapsp;
+	struct snapshot *snap = NULL;
+	struct proc *p;
+	size_t i;
+	int err = 0;
+
+	/* ours now, whatever happens */
+	mapsp->maps = NULL;
+	mapsp->nr = 0;
+	if (!s || pid <= 0) {
+		err = -EINVAL;
+		goto cleanup;
+	}
 	if (!maps.nr)
-		return 0; /* kernel thread, or a zombie: nothing (more) to capture */
+		goto cleanup; /* kernel thread, or a zombie: nothing (more) to capture */
 	p = get_proc(s, pid, start_time);
 	if (!p) {
 		err = -ENOMEM;

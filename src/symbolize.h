@@ -21,6 +21,8 @@
 #include <elfutils/libdw.h>
 #include <linux/types.h>
 
+struct proc_maps;
+
 /* Size of a name of symbolizer__user_frames(). */
 #define SYMBOLIZER_NAME_LEN 256
 
@@ -52,6 +54,12 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
  * A process without user mappings (kernel thread, zombie) is not an error.
  */
 int symbolizer__add_pid(struct symbolizer *s, int pid);
+/*
+ * The same from @pid's mappings read already, @start_time its start (as
+ * symbolizer__add_pid() reads them): takes them over, and leaves *@maps empty.
+ */
+int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time,
+			 struct proc_maps *maps);
 
 /*
  * @pid, started at @start_time (/proc/PID/stat's field 22), was forked at

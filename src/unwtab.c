@@ -1035,36 +1035,45 @@ static bool counts_as_exec(const struct proc_map *m)
 	       !(m->path && !strcmp(m->path, "[vsyscall]"));
 }
 
+void unwtab__gone(struct unwtab *u, int pid)
+{
+	/*
+	 * Gone before we could read it: the entry the BPF side made at its
+	 * fork (a copy of its parent's) is nobody's now. Left there, the
+	 * entries of short-lived processes would fill the map under churn.
+	 */
+	if (u && u->procs_fd >= 0)
+		bpf_map_delete_elem(u->procs_fd, &pid);
+}
+
 int unwtab__add_pid(struct unwtab *u, int pid)
 {
 	struct proc_maps maps = {};
-	struct tab_proc *p;
 	__u64 ticks;
 	int err;
 
 	err = procmaps__start_time(pid, &ticks);
 	if (!err)
 		err = procmaps__read(pid, &maps);
-	if (err == -ESRCH && u->procs_fd >= 0) {
-		/*
-		 * Gone before we could read it: the entry the BPF side made at
-		 * its fork (a copy of its parent's) is nobody's now. Left
-		 * there, the entries of short-lived processes would fill the
-		 * map under churn.
-		 */
-		bpf_map_delete_elem(u->procs_fd, &pid);
-	}
+	if (err == -ESRCH)
+		unwtab__gone(u, pid);
 	if (err)
 		return err;
-	p = proc_get(u, pid);
-	if (!p) {
-		procmaps__free(&maps);
+	err = unwtab__add_maps(u, pid, ticks, &maps);
+	procmaps__free(&maps);
+	return err;
+}
+
+int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_maps *maps)
+{
+	struct tab_proc *p = proc_get(u, pid);
+
+	if (!p)
 		return -ENOMEM;
-	}
 	memset(&p->pm, 0, sizeof(p->pm));
 	p->start_ticks = p->pm.start_ticks = ticks;
-	for (size_t i = 0, skipped = 0; i < maps.nr; i++) {
-		const struct proc_map *m = &maps.maps[i];
+	for (size_t i = 0, skipped = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
 		struct wprof_exec_map *e = &p->pm.maps[p->pm.nr];
 		struct tab_file *f = NULL;
 		__u64 vaddr;
@@ -1094,7 +1103,6 @@ int unwtab__add_pid(struct unwtab *u, int pid)
 		}
 		p->pm.nr++;
 	}
-	procmaps__free(&maps);
 	return send_proc(u, p);
 }
 

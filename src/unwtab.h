@@ -19,6 +19,8 @@
 
 #include "wprof.h"
 
+struct proc_maps;
+
 struct unwtab;
 
 struct unwtab_stats {
@@ -42,6 +44,10 @@ void unwtab__free(struct unwtab *u); /* NULL ok */
  * wait). 0 or -errno; -ESRCH when the process is gone.
  */
 int unwtab__add_pid(struct unwtab *u, int pid);
+/* The same from @pid's mappings read already, @ticks its start time (unwtab__add_pid()). */
+int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_maps *maps);
+/* @pid was found gone: its kernel entry, if any, goes. */
+void unwtab__gone(struct unwtab *u, int pid);
 /* Forget processes that exited (their kernel entries too). */
 void unwtab__prune(struct unwtab *u);
 /* Rows built so far: what the kernel's row array must hold at least. */
