@@ -238,7 +238,7 @@ static void snapshot(struct recorder *r, __u32 pid)
 {
 	struct rec_proc *p = seen_pid(r, pid);
 	struct proc_maps maps = {};
-	__u64 start;
+	__u64 start, read_ns;
 	int err;
 
 	if (!p) {
@@ -262,6 +262,7 @@ static void snapshot(struct recorder *r, __u32 pid)
 	err = procmaps__start_time(pid, &start);
 	if (!err)
 		err = procmaps__read(pid, &maps);
+	read_ns = now_ns();
 	if (err) {
 		if (err == -ESRCH && r->unw)
 			unwtab__gone(r->unw, pid);
@@ -269,7 +270,7 @@ static void snapshot(struct recorder *r, __u32 pid)
 	}
 	if (r->unw)
 		unwtab__add_maps(r->unw, pid, start, &maps);
-	symbolizer__add_maps(r->sym, pid, start, &maps);
+	symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable. */

@@ -551,7 +551,7 @@ static void refresh_jit(struct symbolizer *s, struct proc *p, int pid)
 int symbolizer__add_pid(struct symbolizer *s, int pid)
 {
 	struct proc_maps maps = {};
-	__u64 start_time;
+	__u64 start_time, read_ns;
 	int err;
 
 	if (!s || pid <= 0)
@@ -562,10 +562,11 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
-	return symbolizer__add_maps(s, pid, start_time, &maps);
+	read_ns = now_ns();
+	return symbolizer__add_maps(s, pid, start_time, read_ns, &maps);
 }
 
-int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time,
+int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time, __u64 read_ns,
 			 struct proc_maps *mapsp)
 {
 	struct proc_maps maps = *mapsp;
@@ -596,7 +597,7 @@ int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time,
 	}
 	snap = calloc(1, sizeof(*snap));
 	if (snap)
-		snap->taken_ns = now_ns();
+		snap->taken_ns = read_ns;
 	if (!snap || !(snap->files = calloc(maps.nr, sizeof(*snap->files)))) {
 		err = -ENOMEM;
 		goto cleanup;

@@ -55,10 +55,12 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
  */
 int symbolizer__add_pid(struct symbolizer *s, int pid);
 /*
- * The same from @pid's mappings read already, @start_time its start (as
- * symbolizer__add_pid() reads them): takes them over, and leaves *@maps empty.
+ * The same from @pid's mappings read already (their read done at @read_ns,
+ * now_ns(): a fork before it may not have had them), @start_time its start
+ * (as symbolizer__add_pid() reads them): takes them over, and leaves *@maps
+ * empty.
  */
-int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time,
+int symbolizer__add_maps(struct symbolizer *s, int pid, __u64 start_time, __u64 read_ns,
 			 struct proc_maps *maps);
 
 /*
