@@ -56,7 +56,6 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	struct wprof_thread *th;
 	unsigned int state;
 	__u32 tid, pid;
-	long err;
 
 	if (!task)
 		return 0;
@@ -93,11 +92,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	 * a program that spins on it meanwhile has that event unrecorded,
 	 * counted (a few instructions, once per thread, at the start)
 	 */
-	err = thread_commit(tid, NEW_ITER, 0);
-	if (err == -EBUSY)
-		stat_add(WPROF_STAT_SLOT_BUSY, 1);
-	else if (err && err != -EEXIST)
-		stat_add(WPROF_STAT_THREADS_FULL, 1);
+	thread_commit(tid, NEW_ITER, 0); /* a failure is counted there */
 	return 0;
 }
 

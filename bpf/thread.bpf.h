@@ -368,8 +368,9 @@ static __always_inline bool slot_claim(struct wprof_thread *s)
  * Make the new entry in slot `scratch` of thread_new (a blank filled in)
  * thread `tid`'s: in a free slot of its own; `replace`: in place of the
  * entry it has (an ended thread's, thread_reuse()). 0, -EEXIST if it has one
- * already (made on another CPU meanwhile), -EBUSY, or -ENOSPC (no slot
- * free). A global function: the verifier checks it once.
+ * already (made on another CPU meanwhile), -EBUSY (counted: slot_busy), or
+ * -ENOSPC or -EINVAL (counted: threads_full; no slot free, or no scratch
+ * entry or lock). A global function: the verifier checks it once.
  */
 __weak __noinline int thread_commit(__u32 tid, __u32 scratch, __u32 replace)
 {
@@ -377,10 +378,14 @@ __weak __noinline int thread_commit(__u32 tid, __u32 scratch, __u32 replace)
 	__u32 i = tid & slot_mask, *lock = bpf_map_lookup_elem(&slot_locks, &i);
 	int err = -ENOSPC;
 
-	if (!th || !lock || !tid)
+	if (!th || !lock || !tid) {
+		stat_add(WPROF_STAT_THREADS_FULL, 1);
 		return -EINVAL;
-	if (!slot_lock(lock))
+	}
+	if (!slot_lock(lock)) {
+		stat_add(WPROF_STAT_SLOT_BUSY, 1);
 		return -EBUSY;
+	}
 	s = thread_lookup(tid);
 	/*
 	 * The tid's thread may have ended since the caller looked (the start
@@ -420,6 +425,8 @@ __weak __noinline int thread_commit(__u32 tid, __u32 scratch, __u32 replace)
 	}
 out:
 	__sync_lock_test_and_set(lock, 0);
+	if (err == -ENOSPC)
+		stat_add(WPROF_STAT_THREADS_FULL, 1);
 	return err;
 }
 
@@ -475,14 +482,8 @@ static __always_inline struct wprof_thread *thread_get(struct task_struct *t, __
 		th->first_ns = now;
 	BPF_CORE_READ_STR_INTO(&th->comm, t, comm);
 	err = thread_commit(tid, slot, reused);
-	if (err == -EBUSY) {
-		stat_add(WPROF_STAT_SLOT_BUSY, 1);
+	if (err && err != -EEXIST)
 		return NULL;
-	}
-	if (err && err != -EEXIST) {
-		stat_add(WPROF_STAT_THREADS_FULL, 1);
-		return NULL;
-	}
 	return thread_lookup(tid);
 }
 
