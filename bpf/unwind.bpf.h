@@ -53,7 +53,26 @@
 #define CHUNK_SIZE 512
 #define CHUNK_WORDS (CHUNK_SIZE / 8)
 
+/*
+ * Where a walk is: its registers and counts. In the slot's chunk, not on the
+ * BPF stack: the verifier tracks what a program keeps on its stack, and a walk
+ * whose values it could tell apart at every step (frame counts, flags) had it
+ * check the step again for each of them, up to the deepest stack; in map
+ * memory they are unknown to it, and it checks a step once or twice.
+ */
+struct walk_state {
+	__u64 pc, sp, fp;
+	__u64 cfi_frames, fp_frames;
+	__u32 nr;
+	__u32 cut;      /* enum wprof_cut, 0 while going or when complete */
+	__u32 pid;      /* tgid of the walked task */
+	__u32 last_map; /* index of the mapping of the last frame + 1; 0: none */
+	__u32 fp_ok;    /* fp holds the frame pointer's true value */
+	__u32 exact_pc; /* pc is not a return address (frame 0, after a signal frame) */
+};
+
 struct stack_chunk {
+	struct walk_state s;
 	__u64 base; /* user address of w[0]; 0: nothing read */
 	__u64 w[CHUNK_WORDS];
 };
@@ -69,16 +88,9 @@ struct {
 struct unwind_ctx {
 	struct wprof_stack *st;
 	struct wprof_proc_maps *pm;
-	struct stack_chunk *chunk; /* NULL: every word read on its own */
-	struct task_struct *task; /* the walked task, when it is not the current one */
-	__u64 pc, sp, fp;
-	__u32 nr;
-	__u32 cut;      /* enum wprof_cut, 0 while going or when complete */
-	__u32 pid;      /* tgid of task */
-	__u32 last_map; /* index of the mapping of the last frame + 1; 0: none */
-	bool fp_ok;     /* fp holds the frame pointer's true value */
-	bool exact_pc;  /* pc is not a return address (frame 0, after a signal frame) */
-	__u64 cfi_frames, fp_frames;
+	struct stack_chunk *chunk; /* its words unused for another task's stack */
+	struct walk_state *s;    /* &chunk->s */
+	struct task_struct *task;  /* the walked task, when it is not the current one */
 };
 
 /*
@@ -94,7 +106,7 @@ static __always_inline long read_word(struct unwind_ctx *c, __u64 addr, __u64 *v
 
 	if (other)
 		return bpf_copy_from_user_task(val, sizeof(*val), (void *)addr, c->task, 0);
-	if (!ch || (addr & 7))
+	if (addr & 7)
 		return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
 	if (ch->base != base) {
 		ch->base = 0;
@@ -199,17 +211,17 @@ static __always_inline struct wprof_unwind_row *find_row(struct wprof_exec_map *
 static __always_inline bool push_frame(struct unwind_ctx *c, __u64 pc)
 {
 	struct wprof_stack *st = c->st;
-	__u32 nr = c->nr;
+	__u32 nr = c->s->nr;
 
 	if (nr >= WPROF_MAX_STACK_DEPTH - 1) {
-		c->cut = WPROF_CUT_DEPTH; /* the last slot is kept for the cut frame */
+		c->s->cut = WPROF_CUT_DEPTH; /* the last slot is kept for the cut frame */
 		return false;
 	}
 	barrier_var(nr);
 	if (nr >= WPROF_MAX_STACK_DEPTH)
 		return false;
 	st->ips[nr] = pc;
-	c->nr = nr + 1;
+	c->s->nr = nr + 1;
 	return true;
 }
 
@@ -268,39 +280,39 @@ static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra,
 {
 	__u64 saved;
 
-	if (!c->fp_ok || c->fp < c->sp || (c->fp & 7)) {
-		c->cut = WPROF_CUT_NO_CODE;
+	if (!c->s->fp_ok || c->s->fp < c->s->sp || (c->s->fp & 7)) {
+		c->s->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
-	if (read_word(c, c->fp, &saved, other) || read_word(c, c->fp + 8, ra, other)) {
-		c->cut = WPROF_CUT_READ;
+	if (read_word(c, c->s->fp, &saved, other) || read_word(c, c->s->fp + 8, ra, other)) {
+		c->s->cut = WPROF_CUT_READ;
 		return 1;
 	}
-	*cfa = c->fp + 16;
-	c->fp = saved;
-	c->fp_frames++;
+	*cfa = c->s->fp + 16;
+	c->s->fp = saved;
+	c->s->fp_frames++;
 	return 0;
 }
 
 /* The signal trampoline: carry on with the registers the signal interrupted. */
 static __always_inline long signal_step(struct unwind_ctx *c, bool other)
 {
-	if (read_word(c, c->sp + SIGCTX_IP, &c->pc, other) ||
-	    read_word(c, c->sp + SIGCTX_FP, &c->fp, other) ||
-	    read_word(c, c->sp + SIGCTX_SP, &c->sp, other)) {
-		c->cut = WPROF_CUT_READ;
+	if (read_word(c, c->s->sp + SIGCTX_IP, &c->s->pc, other) ||
+	    read_word(c, c->s->sp + SIGCTX_FP, &c->s->fp, other) ||
+	    read_word(c, c->s->sp + SIGCTX_SP, &c->s->sp, other)) {
+		c->s->cut = WPROF_CUT_READ;
 		return 1;
 	}
-	c->fp_ok = true;
-	c->exact_pc = true;
-	c->cfi_frames++;
-	return push_frame(c, c->pc) ? 0 : 1;
+	c->s->fp_ok = true;
+	c->s->exact_pc = true;
+	c->s->cfi_frames++;
+	return push_frame(c, c->s->pc) ? 0 : 1;
 }
 
-/* One caller. 0: go on; 1: stop (c->cut says why, 0 at the outermost frame). */
+/* One caller. 0: go on; 1: stop (c->s->cut says why, 0 at the outermost frame). */
 static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 {
-	__u64 look = c->exact_pc ? c->pc : c->pc - 1, cfa, ra = 0, saved_fp;
+	__u64 look = c->s->exact_pc ? c->s->pc : c->s->pc - 1, cfa, ra = 0, saved_fp;
 	struct wprof_unwind_row *row = NULL;
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
@@ -308,23 +320,23 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 
 	if (c->pm) {
 		/* callers are most often in the mapping of the callee */
-		__u32 last = (c->last_map - 1) & (WPROF_MAX_EXEC_MAPS - 1);
+		__u32 last = (c->s->last_map - 1) & (WPROF_MAX_EXEC_MAPS - 1);
 		int idx;
 
-		if (c->last_map && look >= c->pm->maps[last].start && look < c->pm->maps[last].end)
+		if (c->s->last_map && look >= c->pm->maps[last].start && look < c->pm->maps[last].end)
 			idx = last;
 		else
 			idx = find_map(c->pm, look);
 
 		if (idx < 0) {
 			/* not code: the last frame was no return address either */
-			if (c->nr > 1)
-				c->nr--;
-			c->cut = WPROF_CUT_NO_CODE;
-			ask_maps(c->pm, c->pid);
+			if (c->s->nr > 1)
+				c->s->nr--;
+			c->s->cut = WPROF_CUT_NO_CODE;
+			ask_maps(c->pm, c->s->pid);
 			return 1;
 		}
-		c->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
+		c->s->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
 		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
 		if (m->row_nr && m->page_nr && look >= m->base)
 			row = find_row(m, (__u32)(look - m->base));
@@ -338,59 +350,59 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		by_fp = true;
 		goto next;
 	case WPROF_CFA_SP:
-		cfa = c->sp + row->cfa_off;
+		cfa = c->s->sp + row->cfa_off;
 		break;
 	case WPROF_CFA_FP:
-		if (!c->fp_ok) {
-			c->cut = WPROF_CUT_BAD_RULE;
+		if (!c->s->fp_ok) {
+			c->s->cut = WPROF_CUT_BAD_RULE;
 			return 1;
 		}
-		cfa = c->fp + row->cfa_off;
+		cfa = c->s->fp + row->cfa_off;
 		break;
 	case WPROF_CFA_PLT:
-		cfa = c->sp + 8 + ((look & 15) >= row->cfa_off ? 8 : 0);
+		cfa = c->s->sp + 8 + ((look & 15) >= row->cfa_off ? 8 : 0);
 		break;
 	case WPROF_CFA_SIGNAL:
 		return signal_step(c, other);
 	case WPROF_CFA_END:
 		return 1;
 	default:
-		c->cut = WPROF_CUT_BAD_RULE;
+		c->s->cut = WPROF_CUT_BAD_RULE;
 		return 1;
 	}
 	if (read_word(c, cfa - 8, &ra, other)) {
-		c->cut = WPROF_CUT_READ;
+		c->s->cut = WPROF_CUT_READ;
 		return 1;
 	}
 	if (row->fp_off8 == WPROF_FP_LOST) {
-		c->fp_ok = false;
+		c->s->fp_ok = false;
 	} else if (row->fp_off8) {
 		if (read_word(c, cfa + (__s64)row->fp_off8 * 8, &saved_fp, other)) {
-			c->cut = WPROF_CUT_READ;
+			c->s->cut = WPROF_CUT_READ;
 			return 1;
 		}
-		c->fp = saved_fp;
-		c->fp_ok = true;
+		c->s->fp = saved_fp;
+		c->s->fp_ok = true;
 	}
-	c->cfi_frames++;
+	c->s->cfi_frames++;
 next:
 	if (!ra) {
 		/* a zeroed return address ends a chain: of frame pointers, with a zeroed fp */
-		if (by_fp && c->fp)
-			c->cut = WPROF_CUT_NO_CODE;
+		if (by_fp && c->s->fp)
+			c->s->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
-	if (cfa <= c->sp) {
-		c->cut = WPROF_CUT_LOOP;
+	if (cfa <= c->s->sp) {
+		c->s->cut = WPROF_CUT_LOOP;
 		return 1;
 	}
 	if (!c->pm && !is_exec(c->task, ra)) {
-		c->cut = WPROF_CUT_NO_CODE;
+		c->s->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
-	c->sp = cfa;
-	c->pc = ra;
-	c->exact_pc = false;
+	c->s->sp = cfa;
+	c->s->pc = ra;
+	c->s->exact_pc = false;
 	return push_frame(c, ra) ? 0 : 1;
 }
 
@@ -453,33 +465,42 @@ static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *
 static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64 sp, __u64 fp,
 				       struct wprof_stack *st, bool other, __u32 slot)
 {
-	struct stack_chunk *chunk = other ? NULL : bpf_map_lookup_elem(&stack_chunks, &slot);
+	struct stack_chunk *chunk = bpf_map_lookup_elem(&stack_chunks, &slot);
+	struct walk_state *s;
+	struct unwind_ctx c;
 
-	struct unwind_ctx c = {
-		.st = st,
-		.chunk = chunk,
-		.task = task,
-		.exact_pc = true,
-		.fp_ok = true,
-		.pc = pc,
-		.sp = sp,
-		.fp = fp,
-	};
-
-	if (chunk)
-		chunk->base = 0; /* what an earlier walk read */
+	if (!chunk) { /* not with a valid slot */
+		put_cut(st, 0, WPROF_CUT_READ);
+		return;
+	}
+	s = &chunk->s;
+	chunk->base = 0; /* what an earlier walk read */
+	s->pc = pc;
+	s->sp = sp;
+	s->fp = fp;
+	s->cfi_frames = 0;
+	s->fp_frames = 0;
+	s->nr = 0;
+	s->cut = 0;
+	s->last_map = 0;
+	s->fp_ok = true;
+	s->exact_pc = true;
+	c.st = st;
+	c.chunk = chunk;
+	c.s = s;
+	c.task = task;
 	/* without the maps: frame-pointer steps only, and the stack says so */
-	c.pid = BPF_CORE_READ(task, tgid);
-	c.pm = proc_maps_of(task, c.pid);
+	s->pid = BPF_CORE_READ(task, tgid);
+	c.pm = proc_maps_of(task, s->pid);
 	push_frame(&c, pc);
 	bpf_loop(WPROF_MAX_STACK_DEPTH, other ? (void *)step_other : (void *)step_current, &c, 0);
-	stat_add(WPROF_STAT_CFI_FRAMES, c.cfi_frames);
-	stat_add(WPROF_STAT_FP_FRAMES, c.fp_frames);
-	st->nr = c.nr;
+	stat_add(WPROF_STAT_CFI_FRAMES, s->cfi_frames);
+	stat_add(WPROF_STAT_FP_FRAMES, s->fp_frames);
+	st->nr = s->nr;
 	if (!c.pm)
-		put_cut(st, c.nr, WPROF_CUT_NO_TABLE);
-	else if (c.cut)
-		put_cut(st, c.nr, c.cut);
+		put_cut(st, s->nr, WPROF_CUT_NO_TABLE);
+	else if (s->cut)
+		put_cut(st, s->nr, s->cut);
 }
 
 /*
