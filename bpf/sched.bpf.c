@@ -372,6 +372,20 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		resume_work_schedule(th, task);
 }
 
+/*
+ * close_interval() for a thread that got a CPU with no sched_switch seen for
+ * it: no task to walk the kernel stack of, nothing walked here. A global
+ * function: the verifier checks it once, not on every path of the switch
+ * programs that leads to one of its two calls (a third of their checking,
+ * for switches that come a few times a second).
+ */
+__weak __noinline int close_unseen(struct wprof_thread *th, __u64 now, __u64 wake)
+{
+	if (th)
+		close_interval(NULL, th, now, wake, NULL, false);
+	return 0;
+}
+
 /* On-CPU time in the window. */
 static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to)
 {
@@ -491,6 +505,22 @@ static __always_inline __u64 not_before_last(const struct wprof_thread *th, __u6
 	return now > last ? now : last;
 }
 
+/*
+ * The last switch-out of the thread of @th, `tid`, at `now`: its entry goes
+ * to user space. A global function, checked once (see close_unseen()).
+ */
+__weak __noinline int thread_exited(struct wprof_thread *th, __u32 tid, __u64 now)
+{
+	if (!th)
+		return 0;
+	th->exit_ns = now;
+	th->off_since_ns = 0;
+	drop_pending(th);
+	if (resume_task_work)
+		bpf_map_delete_elem(&resume_works, &tid);
+	return thread_retire(tid);
+}
+
 static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, bool preempt,
 					unsigned int state, __u64 now, bool typed)
 {
@@ -522,7 +552,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 		__u64 delay = TASK_READ(prev, sched_info.run_delay, typed) - th->run_delay_out;
 
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
-		close_interval(ctx, th, in, unseen_wake(th, in, delay), NULL, false);
+		close_unseen(th, in, unseen_wake(th, in, delay));
 		add_on(th, in, now);
 	}
 	th->oncpu_since_ns = 0;
@@ -530,12 +560,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	if (!end_iter || (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)))
 		bpf_get_current_comm(th->comm, sizeof(th->comm));
 	if (state & (TASK_DEAD | EXIT_ZOMBIE | EXIT_DEAD)) {
-		th->exit_ns = now;
-		th->off_since_ns = 0;
-		drop_pending(th);
-		if (resume_task_work)
-			bpf_map_delete_elem(&resume_works, &tid);
-		thread_retire(tid); /* `th` is not to be written after this */
+		thread_exited(th, tid, now); /* `th` is not to be written after this */
 		return WPROF_STAT_SW_KTHREAD;
 	}
 	stat_add(WPROF_STAT_SWITCHES, 1);
@@ -580,7 +605,7 @@ static __always_inline void untraced_out(void *ctx, struct wprof_thread *th,
 	th->kstack_id = 0;
 	th->wake_ns = 0;
 	th->run_delay_out = TASK_READ(next, sched_info.run_delay, typed);
-	close_interval(ctx, th, now, switch_wake(th, next, now, typed), NULL, false);
+	close_unseen(th, now, switch_wake(th, next, now, typed));
 }
 
 static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64 now, bool typed)
