@@ -52,6 +52,7 @@ struct session {
 	session_event_fn event_fn;
 	void *event_ctx;
 	__u64 start_ns, end_ns;
+	__u64 load_ns; /* spent loading the programs (the kernel's verifier), every try */
 	bool running;
 	struct store *store; /* what was drained from the maps */
 	/* counts_a, wakes_a are out of use: the next drain puts them in */
@@ -62,6 +63,9 @@ struct session {
 	struct in_use *in_use; /* while retiring */
 	int (*slot_fn)(struct session *s, const void *key, const void *val); /* take_slots() */
 };
+
+/* BPF_COMPLEXITY_LIMIT_INSNS: the most instructions the verifier follows in a program */
+#define VERIFIER_INSN_LIMIT 1000000
 
 static int libbpf_verbosity;
 
@@ -218,6 +222,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	const struct record_opts *o = s->opts;
 	bool late, exit_tp, task_work, named;
 	__u32 first;
+	__u64 t0;
 	struct wprof_bpf *skel;
 	int err;
 
@@ -303,7 +308,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);
+	t0 = now_ns();
 	err = wprof_bpf__load(skel);
+	s->load_ns += now_ns() - t0;
 	if (!err)
 		err = set_active(skel->maps.counts, skel->maps.counts_b);
 	if (!err)
@@ -1226,8 +1233,10 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 
 void session__print_prog_stats(struct session *s, FILE *f)
 {
-	__u64 switches = 0, switch_ns = 0;
+	__u64 switches = 0, switch_ns = 0, verified = 0;
+	const char *most_name = "";
 	struct bpf_program *prog;
+	__u32 most = 0;
 	struct rusage ru;
 	char progs[128] = "";
 
@@ -1242,6 +1251,11 @@ void session__print_prog_stats(struct session *s, FILE *f)
 		fprintf(f, "wprof: bpf %-16s %10llu runs %12llu ns total %8.0f ns/run\n", name,
 			(unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
 			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
+		verified += info.verified_insns;
+		if (info.verified_insns > most) {
+			most = info.verified_insns;
+			most_name = name;
+		}
 		/* every context switch runs these (the last two where loaded) */
 		if (!strcmp(name, "tp_switch") || !strcmp(name, "raw_switch"))
 			switches = info.run_cnt;
@@ -1267,6 +1281,14 @@ void session__print_prog_stats(struct session *s, FILE *f)
 	if (switches)
 		fprintf(f, "wprof: bpf per context switch %8.0f ns (%s, over %llu switches)\n",
 			(double)switch_ns / switches, progs, (unsigned long long)switches);
+	/*
+	 * What the start cost: the verifier's work grows with the paths it
+	 * must follow, and a program it would follow down more than a million
+	 * instructions is refused.
+	 */
+	fprintf(f, "wprof: bpf load %8.0f ms, %llu instructions verified, most %u in %s "
+		"(the kernel refuses a program at %u)\n", (double)s->load_ns / NSEC_PER_MSEC,
+		(unsigned long long)verified, most, most_name, VERIFIER_INSN_LIMIT);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		fprintf(f, "wprof: peak RSS %ld KiB\n", ru.ru_maxrss);
 }
