@@ -672,12 +672,13 @@ echo
 echo "| configuration | median (min-max) | throughput lost | time added per op | goal |"
 echo "|---|---|---|---|---|"
 row "pipe pinned: no profiler" base base = ops/s
-row "pipe pinned: wprof record -a" wprof-a wprof-a "$pipe_base" ops/s
+row "pipe pinned: wprof record -a" wprof-a wprof-a "$pipe_base" ops/s 15
 row "pipe pinned: wprof record -p (an idle process)" wprof-p-idle wprof-p-idle "$pipe_base" ops/s
 row "pipe pinned: bpftrace off-CPU stacks" bpftrace bpftrace "$pipe_base" ops/s
 row "pipe pinned: floor (bpftrace counts sched_switch)" floor floor "$pipe_base" ops/s
 row "pipe unpinned: no profiler" base-unpinned base-unpinned = ops/s
-row "pipe unpinned: wprof record -a" wprof-a-unpinned wprof-a-unpinned "$pipe_base_u" ops/s
+row "pipe unpinned: wprof record -a" wprof-a-unpinned wprof-a-unpinned "$pipe_base_u" ops/s 8 \
+	base-unpinned
 row "pipe unpinned: bpftrace off-CPU stacks" bpftrace-unpinned bpftrace-unpinned "$pipe_base_u" ops/s
 row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s
 ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
@@ -711,8 +712,14 @@ if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 	echo "| wprof record -a, peak RSS | $hwm recording (VmHWM at the stop), $rss in all (--stats) | | | |"
 fi
 if [ -s "$tmp/wprof-a.startcpu" ]; then
+	# the load's part: --stats' `bpf load` line, of the -a recordings that have it
+	load="the programs' load (the kernel's verifier)"
+	grep -h '^wprof: bpf load' "$tmp"/wprof-a*.log 2>/dev/null | awk '{print $4, 0}' >"$tmp/load.ops"
+	grep -h '^wprof: bpf load' "$tmp"/wprof-a*.log 2>/dev/null | awk '{print $10, 0}' >"$tmp/verified.ops"
+	med load && load="$load: $(printf '%.0f' "$m") ms of it" &&
+		med verified && load="$load, at most $(printf '%.0f' "$m") instructions verified in one program (the kernel's limit: 1000000)"
 	cp "$tmp/wprof-a.startcpu" "$tmp/startcpu.ops"
-	med startcpu && echo "| wprof record -a, start | $(printf '%.0f' "$m") ms of CPU (user + system) from its start to ${SETTLE_S} s after it attached: snapshot, unwind tables, symbol tables | | | |"
+	med startcpu && echo "| wprof record -a, start | $(printf '%.0f' "$m") ms of CPU (user + system) from its start to ${SETTLE_S} s after it attached: $load; snapshot, unwind tables, symbol tables | | | |"
 fi
 if [ -n "$churn_rss" ]; then
 	echo "$churn_rss" | awk -v goal="flat" 'NF {
