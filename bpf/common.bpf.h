@@ -259,7 +259,9 @@ const volatile bool cfi_walk __weak = true;
  * stack, because a sample (hrtimer interrupt) can land while a wakeup program
  * runs on the same CPU. sched_switch runs with interrupts off,
  * sched_exit_tp (SCRATCH_RESUME) with them on and preemption off, and so
- * does the resume task work, which turns preemption off for its walk.
+ * does the resume task work, which turns preemption off for its walk. The
+ * start and end snapshots' walks (SCRATCH_ITER) may sleep halfway: user space
+ * runs those iterators one at a time, from one thread (run_iter()).
  */
 enum { SCRATCH_SWITCH, SCRATCH_SAMPLE, SCRATCH_WAKE, SCRATCH_ITER, SCRATCH_RESUME, SCRATCH_CNT };
 struct {

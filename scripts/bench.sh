@@ -712,12 +712,15 @@ if compgen -G "$tmp/wprof-a*.hwm" >/dev/null; then
 	echo "| wprof record -a, peak RSS | $hwm recording (VmHWM at the stop), $rss in all (--stats) | | | |"
 fi
 if [ -s "$tmp/wprof-a.startcpu" ]; then
-	# the load's part: --stats' `bpf load` line, of the -a recordings that have it
+	# the load's part: --stats' `bpf load` line, of the wprof record -a --stats
+	# recordings (the same programs as -a's, and the --stats figures)
 	load="the programs' load (the kernel's verifier)"
-	grep -h '^wprof: bpf load' "$tmp"/wprof-a*.log 2>/dev/null | awk '{print $4, 0}' >"$tmp/load.ops"
-	grep -h '^wprof: bpf load' "$tmp"/wprof-a*.log 2>/dev/null | awk '{print $10, 0}' >"$tmp/verified.ops"
-	med load && load="$load: $(printf '%.0f' "$m") ms of it" &&
-		med verified && load="$load, at most $(printf '%.0f' "$m") instructions verified in one program (the kernel's limit: 1000000)"
+	grep -h '^wprof: bpf load' "$tmp"/wprof-a-stats.*.log 2>/dev/null |
+		awk '{print $4, 0}' >"$tmp/load.ops"
+	most=$(grep -h '^wprof: bpf load' "$tmp"/wprof-a-stats.*.log 2>/dev/null |
+		awk '$10 > m { m = $10 } END { if (NR) print m }')
+	med load && load="$load: $(printf '%.0f' "$m") ms of it (-a --stats)" &&
+		[ -n "$most" ] && load="$load, at most $most instructions verified in one program (the kernel's limit: 1000000)"
 	cp "$tmp/wprof-a.startcpu" "$tmp/startcpu.ops"
 	med startcpu && echo "| wprof record -a, start | $(printf '%.0f' "$m") ms of CPU (user + system) from its start to ${SETTLE_S} s after it attached: $load; snapshot, unwind tables, symbol tables | | | |"
 fi

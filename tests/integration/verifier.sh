@@ -19,9 +19,13 @@ require_bpf
 MOST=500000
 sleep 300 &
 idle=$!
+LIB_PIDS+=("$idle")
+envs="WPROF_RUNQ=wakeup WPROF_RESUME_WALK=exit WPROF_ATTACH=raw_tp"
+# BPF task works: Linux 6.18 and later (resume_task_work.sh checks the refusal elsewhere)
+bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "'bpf_task_work_schedule_resume_impl'" && envs="$envs WPROF_RESUME_WALK=task_work"
 n=0
-for env in "" WPROF_RUNQ=wakeup WPROF_RESUME_WALK=task_work WPROF_RESUME_WALK=exit \
-	WPROF_ATTACH=raw_tp; do
+for env in "" $envs; do
 	for mode in "-a" "-p $idle"; do
 		n=$((n + 1))
 		[ -n "$env" ] && export "${env?}"
@@ -29,11 +33,18 @@ for env in "" WPROF_RUNQ=wakeup WPROF_RESUME_WALK=task_work WPROF_RESUME_WALK=ex
 		run_wprof "v$n" record $mode --wakers --check-deferred --stats -d 0.3 -o /dev/null
 		[ -n "$env" ] && unset "${env%%=*}"
 		check_wprof_ok "v$n"
+		# a program the kernel refused would have wprof fall back to lighter
+		# ones (raw_tp, no start snapshot), and load
+		[ "$env" = WPROF_ATTACH=raw_tp ] || check "${env:-defaults} $mode: the tp_btf programs loaded" \
+			grep -q '^wprof: bpf tp_switch ' "$TMP/v$n.err"
+		check "${env:-defaults} $mode: the start snapshot's programs loaded" \
+			grep -q '^wprof: bpf snapshot_threads ' "$TMP/v$n.err"
 		line=$(grep '^wprof: bpf load ' "$TMP/v$n.err")
 		most=$(echo "$line" | sed -n 's/.* most \([0-9]*\) in \([a-z_]*\) .*/\1/p')
 		prog=$(echo "$line" | sed -n 's/.* most [0-9]* in \([a-z_]*\) .*/\1/p')
 		check_le "${env:-defaults} $mode: instructions verified in one program (${prog:-none})" \
 			"$most" "$MOST"
+		check_ge "${env:-defaults} $mode: the kernel counted them" "$most" 1
 		check "${env:-defaults} $mode: the load's time is reported" \
 			grep -Eq '^wprof: bpf load +[0-9]+ ms, [0-9]+ instructions verified' "$TMP/v$n.err"
 	done
