@@ -8,15 +8,18 @@
 # took. In the configurations that load the most code (--wakers,
 # --check-deferred and --stats, which add to the switch programs, with each
 # way to time run-queue waits, to walk resumed stacks and to attach, with -a
-# and -p), no program may take more than half the kernel's limit: tp_switch
-# once took 97% of it (WPROF_RUNQ=wakeup), with the user-stack walk's state
-# on the BPF stack, where the verifier told its values apart at every step;
-# the next small change, or another kernel, would have refused it.
+# and -p), no program may take more than 30% of the kernel's limit (the most
+# now: 140,597, tp_switch with -p): tp_switch once took 97% of it
+# (WPROF_RUNQ=wakeup), with the user-stack walk's state on the BPF stack,
+# where the verifier told its values apart at every step, and a lock's tries
+# in a plain loop; the next small change, or another kernel, would have
+# refused it. With both back (the rest as now), tp_switch takes up to
+# 461,897, and this test fails.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-MOST=500000
+MOST=300000
 sleep 300 &
 idle=$!
 LIB_PIDS+=("$idle")
