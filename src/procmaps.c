@@ -356,6 +356,15 @@ int procmaps__start_time(int pid, __u64 *start_time)
 	return 0;
 }
 
+int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out)
+{
+	int err = procmaps__start_time(pid, start_time);
+
+	out->maps = NULL;
+	out->nr = 0;
+	return err ? err : procmaps__read(pid, out);
+}
+
 void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)
 {
 	void *buf, *base = (void *)getauxval(AT_SYSINFO_EHDR);

@@ -57,6 +57,12 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
  */
 int procmaps__start_time(int pid, __u64 *start_time);
 /*
+ * What a snapshot of @pid takes: its start time (procmaps__start_time()),
+ * then its mappings (procmaps__read()). 0 or -errno (-ESRCH if it is gone),
+ * @out empty on failure.
+ */
+int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out);
+/*
  * A copy of the vDSO image mapped at @m in @pid, malloc'd, of *@len bytes;
  * NULL if it cannot be read. When @pid's memory is not readable, our own
  * vDSO stands in if it has the same size (every native process maps the

@@ -259,9 +259,7 @@ static void snapshot(struct recorder *r, __u32 pid)
 	 * done before the process exits. A process gone meanwhile is not an
 	 * error: its frames fall back.
 	 */
-	err = procmaps__start_time(pid, &start);
-	if (!err)
-		err = procmaps__read(pid, &maps);
+	err = procmaps__read_proc(pid, &start, &maps);
 	read_ns = now_ns();
 	if (err) {
 		if (err == -ESRCH && r->unw)

@@ -556,10 +556,7 @@ int symbolizer__add_pid(struct symbolizer *s, int pid)
 
 	if (!s || pid <= 0)
 		return -EINVAL;
-	err = procmaps__start_time(pid, &start_time);
-	if (err)
-		return err;
-	err = procmaps__read(pid, &maps);
+	err = procmaps__read_proc(pid, &start_time, &maps);
 	if (err)
 		return err;
 	read_ns = now_ns();

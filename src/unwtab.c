@@ -1052,9 +1052,7 @@ int unwtab__add_pid(struct unwtab *u, int pid)
 	__u64 ticks;
 	int err;
 
-	err = procmaps__start_time(pid, &ticks);
-	if (!err)
-		err = procmaps__read(pid, &maps);
+	err = procmaps__read_proc(pid, &ticks, &maps);
 	if (err == -ESRCH)
 		unwtab__gone(u, pid);
 	if (err)
