@@ -276,6 +276,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_RUNQ=wakeup|auto: see enum runq_source.
  * WPROF_RETIRE=always|never|auto: see enum retire.
  * WPROF_THREAD_SLOTS=few|auto: see record_opts.few_slots.
+ * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  */
 static int choice_envs(struct record_opts *opts)
 {
@@ -286,16 +287,19 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const retire[] = { "auto", "always", "never" };
 	static const char *const runq[] = { "auto", "wakeup" };
 	static const char *const slots[] = { "auto", "few" };
+	static const char *const ends[] = { "auto", "proc" };
 	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
 	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
 	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
 	int e = r < 0 ? r : env_choice("WPROF_RETIRE", retire, ARRAY_SIZE(retire));
 	int q = e < 0 ? e : env_choice("WPROF_RUNQ", runq, ARRAY_SIZE(runq));
 	int l = q < 0 ? q : env_choice("WPROF_THREAD_SLOTS", slots, ARRAY_SIZE(slots));
+	int p = l < 0 ? l : env_choice("WPROF_PROC_ENDS", ends, ARRAY_SIZE(ends));
 
-	if (l < 0)
-		return l;
+	if (p < 0)
+		return p;
 	opts->few_slots = l == 1;
+	opts->proc_ends_proc = p == 1;
 	opts->raw_tp = a == 1;
 	opts->switch_time = t;
 	opts->resume_walk = r;

@@ -100,6 +100,11 @@ struct record_opts {
 	 * that most threads' entries are in the overflow part (tests)
 	 */
 	bool few_slots;
+	/*
+	 * WPROF_PROC_ENDS=proc: learn of process ends from /proc/PID/stat at
+	 * every drain, not from pidfds (src/proclive.h; the bench compares)
+	 */
+	bool proc_ends_proc;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

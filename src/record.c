@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "folded.h"
 #include "hmap.h"
 #include "output.h"
+#include "proclive.h"
 #include "procmaps.h"
 #include "profile.h"
 #include "record.h"
@@ -52,6 +54,9 @@ struct recorder {
 	struct session *session;
 	struct symbolizer *sym;
 	struct unwtab *unw;  /* NULL with --no-cfi */
+	struct proclive *live; /* the ends of the processes snapshot */
+	struct rlimit nofile; /* RLIMIT_NOFILE as wprof started: CMD's */
+	bool nofile_raised;
 	int sigfd;
 	pid_t child;         /* -- CMD */
 	int child_status;
@@ -162,6 +167,8 @@ static int spawn_child(struct recorder *r, const sigset_t *oldmask)
 		close(ex[0]);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		if (r->nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &r->nofile);
 		if (read(go[0], &c, 1) != 0)
 			_exit(127); /* the recorder gave up */
 		execvp(r->opts.cmd[0], r->opts.cmd);
@@ -269,6 +276,7 @@ static void snapshot(struct recorder *r, __u32 pid)
 	if (r->unw)
 		unwtab__add_maps(r->unw, pid, start, &maps);
 	symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
+	proclive__watch(r->live, pid, start);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable. */
@@ -332,6 +340,22 @@ static bool targets_gone(struct recorder *r)
 		all &= r->gone[i];
 	}
 	return all;
+}
+
+/* --stats: what wprof's user space cost, and how it learnt of process ends. */
+static void print_own_costs(const struct recorder *r)
+{
+	struct proclive_stats st;
+	struct rusage ru;
+
+	if (!getrusage(RUSAGE_SELF, &ru))
+		pr_info("own CPU %.0f ms user, %.0f ms system",
+			ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+			ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+	proclive__stats(r->live, &st);
+	pr_info("process ends: %zu told by pidfds; %zu processes still watched, %zu with no "
+		"pidfd (%zu answers read from /proc)", st.ended, st.watched, st.unwatched,
+		st.asked);
 }
 
 /*
@@ -464,9 +488,10 @@ static const char *record_loop(struct recorder *r)
 				       strerror(-pct));
 			drain_failed |= pct < 0;
 			next_drain = now_ns() + (pct >= DRAIN_SOON_PCT ? DRAIN_SOON_NS : DRAIN_EVERY_NS);
+			proclive__collect(r->live);
 			if (r->unw)
-				unwtab__prune(r->unw);
-			symbolizer__prune(r->sym);
+				unwtab__prune(r->unw, r->live);
+			symbolizer__prune(r->sym, r->live);
 			if (pct >= 0)
 				retire(r);
 		}
@@ -641,10 +666,36 @@ static int finish(struct recorder *r, const char *why)
 	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);
 		report__switch_kinds(&rec, stderr);
+		print_own_costs(r);
 	}
 out:
 	recording__free(&rec);
 	return err;
+}
+
+/*
+ * Raise the soft RLIMIT_NOFILE to the hard one (at most NOFILE_MAX) and
+ * return how many pidfds to watch processes with (proclive.h): a quarter of
+ * it, as for the symbolizer's files. Beside thousands of processes, a
+ * quarter of the usual 1024 would leave most of them to /proc. CMD gets the
+ * limit wprof started with (spawn_child()).
+ */
+#define NOFILE_MAX 65536
+
+static size_t raise_nofile(struct recorder *r)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &r->nofile))
+		return 0;
+	rl = r->nofile;
+	if (rl.rlim_cur < NOFILE_MAX && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < NOFILE_MAX ? rl.rlim_max : NOFILE_MAX;
+		r->nofile_raised = !setrlimit(RLIMIT_NOFILE, &rl);
+		if (!r->nofile_raised)
+			rl = r->nofile;
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? NOFILE_MAX / 4 : rl.rlim_cur / 4;
 }
 
 int cmd_record(int argc, char **argv)
@@ -669,10 +720,11 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
+	r.live = proclive__new(r.opts.proc_ends_proc ? 0 : raise_nofile(&r));
 	r.sym = symbolizer__new();
 	r.lines = folded__new();
 	profile__init(&r.prof, &r.opts);
-	if (!r.gone || !r.sym || !r.lines) {
+	if (!r.gone || !r.live || !r.sym || !r.lines) {
 		err = -ENOMEM;
 		pr_err("out of memory");
 		goto out;
@@ -770,6 +822,7 @@ out:
 	session__free(r.session);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);
+	proclive__free(r.live);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	free(r.gone);

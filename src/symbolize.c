@@ -34,6 +34,7 @@
 #include "hmap.h"
 #include "kallsyms.h"
 #include "perfmap.h"
+#include "proclive.h"
 #include "procmaps.h"
 #include "strmap.h"
 #include "symbolize.h"
@@ -460,18 +461,17 @@ static void proc__compact(struct proc *p)
 	}
 }
 
-void symbolizer__prune(struct symbolizer *s)
+void symbolizer__prune(struct symbolizer *s, struct proclive *live)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < s->nr_live; i++) {
 		__u32 pid = s->live[i];
 		struct proc *p = hmap__get(&s->procs, pid, 0);
-		__u64 ticks;
 
 		if (!p || !p->live)
 			continue;
-		if (!procmaps__start_time(pid, &ticks) && ticks == p->start_time) {
+		if (proclive__alive(live, pid, p->start_time)) {
 			s->live[j++] = pid;
 			continue;
 		}

@@ -22,6 +22,7 @@
 #include <linux/types.h>
 
 struct proc_maps;
+struct proclive;
 
 /* Size of a name of symbolizer__user_frames(). */
 #define SYMBOLIZER_NAME_LEN 256
@@ -82,9 +83,10 @@ int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppi
 /*
  * Keep of the processes that ended only what names their code (their
  * executable mappings), so that memory does not grow with the processes
- * seen. Reads /proc/PID/stat of each process not known to have ended.
+ * seen. Which ended: as @live tells (NULL: /proc/PID/stat of each process
+ * not known to have ended).
  */
-void symbolizer__prune(struct symbolizer *s);
+void symbolizer__prune(struct symbolizer *s, struct proclive *live);
 
 /*
  * Forget the processes seen ended (symbolizer__prune()) that nothing names

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "hmap.h"
+#include "proclive.h"
 #include "procmaps.h"
 #include "unwtab.h"
 #include "util.h"
@@ -1104,15 +1105,14 @@ int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_m
 	return send_proc(u, p);
 }
 
-void unwtab__prune(struct unwtab *u)
+void unwtab__prune(struct unwtab *u, struct proclive *live)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < u->nr_procs; i++) {
 		struct tab_proc *p = &u->procs[i];
-		__u64 ticks;
 
-		if (!procmaps__start_time(p->pid, &ticks) && ticks == p->start_ticks) {
+		if (proclive__alive(live, p->pid, p->start_ticks)) {
 			u->procs[j++] = *p;
 			continue;
 		}

@@ -19,6 +19,8 @@
 
 #include "wprof.h"
 
+struct proclive;
+
 struct proc_maps;
 
 struct unwtab;
@@ -48,8 +50,8 @@ int unwtab__add_pid(struct unwtab *u, int pid);
 int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_maps *maps);
 /* @pid was found gone: its kernel entry, if any, goes. */
 void unwtab__gone(struct unwtab *u, int pid);
-/* Forget processes that exited (their kernel entries too). */
-void unwtab__prune(struct unwtab *u);
+/* Forget processes that exited (their kernel entries too), as @live tells (NULL: /proc). */
+void unwtab__prune(struct unwtab *u, struct proclive *live);
 /* Rows built so far: what the kernel's row array must hold at least. */
 size_t unwtab__nr_rows(const struct unwtab *u);
 

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Process ends from pidfds: see proclive.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hmap.h"
+#include "proclive.h"
+#include "procmaps.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+struct watch {
+	int pid;
+	int fd;        /* -1 once ended */
+	__u64 start;
+	__u64 ended_round; /* 0: alive */
+};
+
+struct proclive {
+	int epfd;
+	size_t max_fds, nr_fds;
+	__u64 round; /* proclive__collect() calls */
+	struct hmap by_pid; /* pid -> struct watch */
+	struct proclive_stats st;
+};
+
+struct proclive *proclive__new(size_t max_fds)
+{
+	struct proclive *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->max_fds = max_fds;
+	l->epfd = max_fds ? epoll_create1(EPOLL_CLOEXEC) : -1;
+	if (l->epfd < 0)
+		l->max_fds = 0;
+	l->round = 1;
+	return l;
+}
+
+static void unwatch(struct proclive *l, struct watch *w)
+{
+	if (w->fd < 0)
+		return;
+	/* closing the only fd of the pidfd takes it out of the epoll set */
+	close(w->fd);
+	w->fd = -1;
+	l->nr_fds--;
+}
+
+void proclive__free(struct proclive *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->by_pid.cap; i++) {
+		struct watch *w = l->by_pid.slots[i].val;
+
+		if (w) {
+			unwatch(l, w);
+			free(w);
+		}
+	}
+	hmap__clear(&l->by_pid);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	free(l);
+}
+
+/* A pidfd of @pid, if @pid is still the process that started at @start; else -1. */
+static int open_pidfd(int pid, __u64 start)
+{
+	__u64 now;
+	int fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -1;
+	/*
+	 * The pidfd is of whatever process has the pid now. It is the one
+	 * read before if it still has that start time: a pid is reused only
+	 * after its process is gone.
+	 */
+	if (procmaps__start_time(pid, &now) || now != start) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void proclive__watch(struct proclive *l, int pid, __u64 start)
+{
+	struct watch *w = l ? hmap__get(&l->by_pid, pid, 0) : NULL;
+	struct epoll_event ev = { .events = EPOLLIN };
+	void *old = NULL;
+	int fd;
+
+	if (!l)
+		return;
+	if (w && w->start == start && !w->ended_round)
+		return;
+	if (w) { /* another process had the pid: its entry goes */
+		unwatch(l, w);
+		hmap__del(&l->by_pid, pid, 0);
+		free(w);
+	}
+	if (l->nr_fds >= l->max_fds) {
+		l->st.unwatched++;
+		return;
+	}
+	fd = open_pidfd(pid, start);
+	if (fd < 0) {
+		l->st.unwatched++;
+		return;
+	}
+	w = malloc(sizeof(*w));
+	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)pid;
+	if (!w || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) ||
+	    hmap__put(&l->by_pid, pid, 0, w, &old)) {
+		free(w);
+		close(fd);
+		l->st.unwatched++;
+		return;
+	}
+	*w = (struct watch){ .pid = pid, .fd = fd, .start = start };
+	l->nr_fds++;
+}
+
+void proclive__collect(struct proclive *l)
+{
+	struct epoll_event evs[64];
+	int *gone = NULL, n;
+	size_t nr_gone = 0;
+
+	if (!l)
+		return;
+	/* the ends taken by the last call have been told: their entries go */
+	for (size_t i = 0; i < l->by_pid.cap; i++) {
+		struct watch *w = l->by_pid.slots[i].val;
+		int *g;
+
+		if (!w || !w->ended_round || w->ended_round >= l->round)
+			continue;
+		g = realloc(gone, (nr_gone + 1) * sizeof(*gone));
+		if (!g)
+			break;
+		gone = g;
+		gone[nr_gone++] = w->pid;
+	}
+	for (size_t i = 0; i < nr_gone; i++)
+		free(hmap__del(&l->by_pid, gone[i], 0));
+	free(gone);
+	l->round++;
+	if (l->epfd < 0)
+		return;
+	do {
+		n = epoll_wait(l->epfd, evs, sizeof(evs) / sizeof(evs[0]), 0);
+		for (int i = 0; i < n; i++) {
+			int pid = (int)(__u32)evs[i].data.u64, fd = evs[i].data.u64 >> 32;
+			struct watch *w = hmap__get(&l->by_pid, pid, 0);
+
+			if (!w || w->fd != fd)
+				continue;
+			unwatch(l, w);
+			w->ended_round = l->round;
+			l->st.ended++;
+		}
+	} while (n == sizeof(evs) / sizeof(evs[0]));
+}
+
+bool proclive__alive(struct proclive *l, int pid, __u64 start)
+{
+	struct watch *w = l ? hmap__get(&l->by_pid, pid, 0) : NULL;
+	__u64 now;
+
+	if (w && w->start == start)
+		return !w->ended_round;
+	if (l)
+		l->st.asked++;
+	return !procmaps__start_time(pid, &now) && now == start;
+}
+
+void proclive__stats(const struct proclive *l, struct proclive_stats *st)
+{
+	*st = l->st;
+	st->watched = l->nr_fds;
+}

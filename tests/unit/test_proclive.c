@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Process ends from pidfds, against processes this test makes and ends
+ * itself: a watched child is alive until it exits, and then ended even
+ * while it is a zombie (its /proc entry, start time and all, still there:
+ * the answer comes from the kernel's report, not from /proc). A start time
+ * that is not the process's is never taken for it, and without pidfds
+ * (a budget of none) every answer comes from /proc.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "proclive.h"
+#include "procmaps.h"
+#include "unit.h"
+
+/* A child that waits for *@wfd to close, then exits; -1 on failure. */
+static pid_t child(int *wfd)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		_exit(read(fds[0], &c, 1) < 0);
+	}
+	close(fds[0]);
+	*wfd = fds[1];
+	return pid;
+}
+
+/* Collect until @pid (started at @start) is told ended, for up to 5 s. */
+static bool ends(struct proclive *l, pid_t pid, __u64 start)
+{
+	for (int i = 0; i < 500; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		proclive__collect(l);
+		if (!proclive__alive(l, pid, start))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static void test_end_of_child(void)
+{
+	struct proclive *l = proclive__new(16);
+	struct proclive_stats st;
+	__u64 start, zstart;
+	int wfd = -1;
+	pid_t pid = child(&wfd);
+
+	if (!CHECK(l && pid > 0, "a watcher and a child")) {
+		proclive__free(l);
+		return;
+	}
+	CHECK(!procmaps__start_time(pid, &start), "the child's start time");
+	proclive__watch(l, pid, start);
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.watched, 1, "the child has a pidfd");
+	proclive__collect(l);
+	CHECK(proclive__alive(l, pid, start), "alive while it waits");
+	CHECK(!proclive__alive(l, pid, start + 1), "not alive as another start time");
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.asked, 1, "only the other start time was asked of /proc");
+
+	close(wfd); /* it exits: a zombie, not reaped yet */
+	CHECK(ends(l, pid, start), "ended once it exited");
+	CHECK(!procmaps__start_time(pid, &zstart) && zstart == start,
+	      "its zombie still shows the same start time in /proc");
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.ended, 1, "one end reported");
+	CHECK_EQ_U64(st.watched, 0, "its pidfd closed");
+	CHECK_EQ_U64(st.asked, 1, "the end came from the pidfd, not from /proc");
+	waitpid(pid, NULL, 0);
+	proclive__collect(l); /* its entry goes: /proc answers, and it is gone there */
+	CHECK(!proclive__alive(l, pid, start), "still ended once reaped");
+	proclive__free(l);
+}
+
+static void test_wrong_start(void)
+{
+	struct proclive *l = proclive__new(16);
+	struct proclive_stats st;
+	__u64 start;
+
+	if (!CHECK(l && !procmaps__start_time(getpid(), &start), "a watcher"))
+		goto out;
+	/* as if the pid had been reused since its start time was read */
+	proclive__watch(l, getpid(), start + 1);
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.watched, 0, "no pidfd for a start time that is not the process's");
+	CHECK_EQ_U64(st.unwatched, 1, "counted");
+	CHECK(!proclive__alive(l, getpid(), start + 1), "not alive as that start time");
+	proclive__watch(l, getpid(), start);
+	proclive__watch(l, getpid(), start);
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.watched, 1, "one pidfd for the right one, watched twice");
+	CHECK(proclive__alive(l, getpid(), start), "alive as its own start time");
+out:
+	proclive__free(l);
+}
+
+static void test_no_budget(void)
+{
+	struct proclive *l = proclive__new(0);
+	struct proclive_stats st;
+	__u64 start;
+	int wfd = -1;
+	pid_t pid = child(&wfd);
+
+	if (!CHECK(l && pid > 0 && !procmaps__start_time(pid, &start), "a watcher and a child")) {
+		proclive__free(l);
+		return;
+	}
+	proclive__watch(l, pid, start);
+	proclive__collect(l);
+	CHECK(proclive__alive(l, pid, start), "alive, from /proc");
+	close(wfd);
+	waitpid(pid, NULL, 0);
+	proclive__collect(l);
+	CHECK(!proclive__alive(l, pid, start), "gone, from /proc");
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.watched, 0, "no pidfd");
+	CHECK_EQ_U64(st.unwatched, 1, "the watch counted as not made");
+	CHECK_EQ_U64(st.asked, 2, "both answers from /proc");
+	CHECK(!proclive__alive(NULL, pid, start), "no watcher at all: /proc");
+	proclive__free(l);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	test_end_of_child();
+	test_wrong_start();
+	test_no_budget();
+	return unit_done();
+}
