@@ -1107,19 +1107,18 @@ int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_m
 
 void unwtab__prune(struct unwtab *u, struct proclive *live)
 {
-	size_t j = 0;
-
-	for (size_t i = 0; i < u->nr_procs; i++) {
+	for (size_t i = 0; i < u->nr_procs;) {
 		struct tab_proc *p = &u->procs[i];
 
 		if (proclive__alive(live, p->pid, p->start_ticks)) {
-			u->procs[j++] = *p;
+			i++;
 			continue;
 		}
 		if (u->procs_fd >= 0)
 			bpf_map_delete_elem(u->procs_fd, &p->pid);
+		/* the last takes its place: an entry is kilobytes, and most live on */
+		*p = u->procs[--u->nr_procs];
 	}
-	u->nr_procs = j;
 }
 
 size_t unwtab__nr_rows(const struct unwtab *u)
