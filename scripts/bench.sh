@@ -5,7 +5,8 @@
 # stacks summed in the kernel at every switch) and under the floor, the
 # cheapest hook there is (bpftrace counting sched_switch); and requests/s of a
 # redis-server of its own under `redis-benchmark -c 1`, without and with
-# `wprof record -p` on it. Repetitions are interleaved so that drift of this
+# `wprof record -p` on it; wprof's RSS under process churn, and its own CPU
+# beside 2000 idle processes. Repetitions are interleaved so that drift of this
 # shared machine hits every configuration alike; medians. The end is one
 # Markdown table, to paste into an issue.
 #
@@ -129,6 +130,8 @@ cleanup() {
 		stop_tool "leftover tool" "$p"
 	done
 	[ -n "$idle" ] && signal TERM "$idle"
+	# shellcheck disable=SC2086 # a list of pids
+	[ -n "${sleepers:-}" ] && kill $sleepers 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -480,6 +483,44 @@ if [ -n "$redis_pid" ] && stop_tool redis-server "$redis_pid"; then
 	[ "$stop_rc" = 0 ] || note "redis-server exited with status $stop_rc"
 fi
 
+# ---- wprof's own CPU beside many processes ----
+
+# `wprof record -a` beside IDLE_PROCS idle processes (sleep): wprof keeps maps
+# and symbols for each, and must learn when one ends. Its CPU time over
+# IDLE_S s from SETTLE_S s after it attached (its /proc/PID/schedstat), with
+# process ends from pidfds (the default) and from /proc/PID/stat of each
+# process at every drain (WPROF_PROC_ENDS=proc), interleaved, IDLE_REPS each.
+IDLE_PROCS=${BENCH_IDLE_PROCS:-2000}
+IDLE_S=${BENCH_IDLE_SECONDS:-10}
+IDLE_REPS=${BENCH_IDLE_REPS:-3}
+sleepers=""
+# own_cpu CONFIG REP ENV...: one run, its ms of CPU appended to CONFIG.ops
+own_cpu() {
+	local c=$1 log=$tmp/$1.$2.log c0 c1
+	shift 2
+	[ -e "$tmp/$c.off" ] && return
+	start_tool "$c" wprof "$log" "recording with" env "$@" "$WPROF" record -a -o /dev/null ||
+		return
+	sleep "$SETTLE_S"
+	c0=$(awk '{ print $1 }' "/proc/$tool_pid/schedstat")
+	sleep "$IDLE_S"
+	c1=$(awk '{ print $1 }' "/proc/$tool_pid/schedstat")
+	stop_tool "$c" "$tool_pid"
+	[ "$stop_rc" = 0 ] || { fail "$c" "wprof exited with status $stop_rc" "$log"; return; }
+	echo "$(((c1 - c0) / 1000000)) 0" >>"$tmp/$c.ops"
+}
+for ((i = 0; i < IDLE_PROCS; i++)); do
+	sleep 100000 &
+	sleepers="$sleepers $!"
+done
+for i in $(seq "$IDLE_REPS"); do
+	own_cpu own-pidfd "$i" WPROF_PROC_ENDS=auto
+	own_cpu own-proc "$i" WPROF_PROC_ENDS=proc
+done
+# shellcheck disable=SC2086 # a list of pids
+{ kill $sleepers; wait $sleepers; } 2>/dev/null
+sleepers=""
+
 # ---- memory under process churn ----
 
 # `wprof record -a` while churn runs CHURN_PROCS processes (fork, exec, 4
@@ -737,6 +778,17 @@ if [ -n "$churn_rss" ]; then
 else
 	echo "| wprof record -a under churn, RSS | ${churn_off:-failed: no figure} | | | |"
 fi
+# own_row LABEL CONFIG: wprof's own CPU, median ms in IDLE_S s and share of a CPU
+own_row() {
+	if med "$2"; then
+		echo "| $1 | $(printf '%.0f' "$m") ms of CPU in $IDLE_S s, $(awk -v m="$m" -v s="$IDLE_S" 'BEGIN { printf "%.2f", m / s / 10 }')% of a CPU $(sort -n "$tmp/$2.ops" |
+			awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR > 1) printf "(%d-%d ms)", lo, hi }') | | | |"
+	else
+		echo "| $1 | $(cat "$tmp/$2.off" 2>/dev/null || echo "failed: no figure") | | | |"
+	fi
+}
+own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: process ends from pidfds" own-pidfd
+own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: from /proc (WPROF_PROC_ENDS=proc)" own-proc
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \
 	"$redis_base_set_p" req/s 5
