@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -363,6 +364,75 @@ int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out)
 	out->maps = NULL;
 	out->nr = 0;
 	return err ? err : procmaps__read(pid, out);
+}
+
+/* PROCMAP_QUERY of Linux 6.11's <linux/fs.h>, which older headers lack */
+struct wprof_procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+#define WPROF_PROCMAP_QUERY _IOWR('f', 17, struct wprof_procmap_query)
+#define WPROF_PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define WPROF_PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+
+int procmaps__code_hash(int pid, __u64 *hash)
+{
+	struct wprof_procmap_query q;
+	char path[64];
+	__u64 h = 0xcbf29ce484222325ULL, addr = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (;;) {
+		__u64 fields[6];
+
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.query_flags = WPROF_PROCMAP_QUERY_COVERING_OR_NEXT_VMA |
+				WPROF_PROCMAP_QUERY_VMA_EXECUTABLE;
+		q.query_addr = addr;
+		if (ioctl(fd, WPROF_PROCMAP_QUERY, &q)) {
+			/* ENOENT: no executable mapping at or after addr */
+			err = errno == ENOENT ? 0 : errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP :
+			      -errno;
+			break;
+		}
+		fields[0] = q.vma_start;
+		fields[1] = q.vma_end;
+		fields[2] = q.vma_offset;
+		fields[3] = q.inode;
+		fields[4] = (__u64)q.dev_major << 32 | q.dev_minor;
+		fields[5] = q.vma_flags;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			h ^= fields[i];
+			h *= 0x100000001b3ULL;
+		}
+		if (q.vma_end <= addr) { /* never expected: do not loop */
+			err = -EINVAL;
+			break;
+		}
+		addr = q.vma_end;
+	}
+	close(fd);
+	if (!err)
+		*hash = h;
+	return err;
 }
 
 void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)

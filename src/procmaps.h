@@ -63,6 +63,15 @@ int procmaps__start_time(int pid, __u64 *start_time);
  */
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out);
 /*
+ * A hash of @pid's executable mappings (bounds, file offset, device, inode,
+ * permissions), asked of the kernel one mapping at a time (PROCMAP_QUERY,
+ * Linux 6.11+) rather than read as the text of every mapping: what tells
+ * that a process's code is as it was, for the cost of its code mappings
+ * alone. 0 or -errno (-EOPNOTSUPP where the kernel lacks the query, -ESRCH
+ * if the process is gone).
+ */
+int procmaps__code_hash(int pid, __u64 *hash);
+/*
  * A copy of the vDSO image mapped at @m in @pid, malloc'd, of *@len bytes;
  * NULL if it cannot be read. When @pid's memory is not readable, our own
  * vDSO stands in if it has the same size (every native process maps the

@@ -72,6 +72,7 @@ struct recorder {
 	struct rec_proc *seen; /* processes already snapshot, with their command line */
 	size_t nr_seen, cap_seen;
 	struct hmap seen_ids;  /* pid -> its index in seen, plus 1 */
+	struct hmap code;      /* pid -> struct code_seen, of the processes read again each tick */
 	/* the lines of threads that ended, made while recording (see retire()) */
 	struct profile prof;
 	struct folded *lines;
@@ -246,12 +247,53 @@ static void keep_cmdline(struct rec_proc *p)
 	p->cmdline = s;
 }
 
-static void snapshot(struct recorder *r, __u32 pid)
+/* A process's code as its last read of its mappings found it (procmaps__code_hash()). */
+struct code_seen {
+	__u64 start; /* its start time */
+	__u64 hash;
+	/*
+	 * Ticks to let pass before the next check, and how many the last
+	 * wait was: it doubles while the code stays as it was, up to
+	 * CODE_WAIT_MAX_TICKS. The kernel checks code mappings one by one,
+	 * stepping over every other mapping between them (1 ms beside 5000
+	 * mappings here); code the unwinder meets unmapped is asked for at
+	 * once (WPROF_EV_MAPS) anyway.
+	 */
+	unsigned int skip, wait;
+};
+
+#define CODE_WAIT_MAX_TICKS 8
+
+/*
+ * Whether the code of @pid is as @c says: the same process, with the same
+ * code mappings, by @hash (taken just now). Where it is, a read of all its
+ * mappings would find nothing to do: its data mappings only name frames that
+ * strayed out of code (the symbolizer's fallback names).
+ */
+static bool code_unchanged(const struct code_seen *c, __u32 pid, __u64 hash)
+{
+	__u64 start;
+
+	return c && c->hash == hash && !procmaps__start_time(pid, &start) && start == c->start;
+}
+
+/*
+ * Snapshot @pid's mappings (and command line) for the unwinder and the
+ * symbolizer. @again: a named target's read at every tick, which catches
+ * dlopen(); that one is skipped while its code is unchanged
+ * (code_unchanged(), checked less often while it stays so: struct
+ * code_seen): beside 5000 mappings, reading them all at every tick took
+ * 3.2% of a CPU. A snapshot an event asks for (exec, fork, the unwinder
+ * meeting code it has no table for) reads them all.
+ */
+static void snapshot(struct recorder *r, __u32 pid, bool again)
 {
 	struct rec_proc *p = seen_pid(r, pid);
+	struct code_seen *c = hmap__get(&r->code, pid, 0);
 	struct proc_maps maps = {};
-	__u64 start, read_ns;
-	int err;
+	__u64 start, read_ns, hash = 0;
+	bool hashed = false;
+	int err, uerr = 0;
 
 	if (!p) {
 		void *old;
@@ -264,6 +306,22 @@ static void snapshot(struct recorder *r, __u32 pid)
 		p->cmdline = NULL;
 	}
 	keep_cmdline(p);
+	if (again && c && c->skip) {
+		c->skip--;
+		symbolizer__refresh_jit(r->sym, pid, c->start);
+		return;
+	}
+	/* before the read: a change after it is then found at the next check */
+	if (again || c)
+		hashed = !procmaps__code_hash(pid, &hash);
+	if (again && hashed && code_unchanged(c, pid, hash)) {
+		c->wait = c->wait ? c->wait * 2 : 1;
+		if (c->wait > CODE_WAIT_MAX_TICKS)
+			c->wait = CODE_WAIT_MAX_TICKS;
+		c->skip = c->wait;
+		symbolizer__refresh_jit(r->sym, pid, c->start);
+		return;
+	}
 	/*
 	 * One read of its mappings for both (the kernel's making of the maps
 	 * file is most of this, at every tick). The unwinder's maps first:
@@ -279,9 +337,26 @@ static void snapshot(struct recorder *r, __u32 pid)
 		return;
 	}
 	if (r->unw)
-		unwtab__add_maps(r->unw, pid, start, &maps);
-	symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
+		uerr = unwtab__add_maps(r->unw, pid, start, &maps);
+	err = symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
 	proclive__watch(r->live, pid, start);
+	if (!again && !c)
+		return;
+	/* a snapshot that failed in part is made again at the next tick */
+	if (!hashed || err || uerr) {
+		free(hmap__del(&r->code, pid, 0));
+		return;
+	}
+	if (!c) {
+		void *old;
+
+		c = malloc(sizeof(*c));
+		if (!c || hmap__put(&r->code, pid, 0, c, &old)) {
+			free(c);
+			return;
+		}
+	}
+	*c = (struct code_seen){ .start = start, .hash = hash };
 }
 
 /* Every process's mappings, so that exiting ones stay nameable: how many were new. */
@@ -299,7 +374,7 @@ static size_t snapshot_new_processes(struct recorder *r)
 
 		if (*end || !pid || seen_pid(r, pid))
 			continue;
-		snapshot(r, pid);
+		snapshot(r, pid, false);
 		nr++;
 	}
 	closedir(d);
@@ -312,14 +387,14 @@ static void snapshot_targets(struct recorder *r)
 
 	if (o->cmd) {
 		if (r->child > 0)
-			snapshot(r, r->child);
+			snapshot(r, r->child, true);
 		return;
 	}
 	for (size_t i = 0; i < o->nr_ids; i++) {
 		int pid = o->filter == WPROF_FILTER_PID ? (int)o->ids[i] : tgid_of(o->ids[i]);
 
 		if (pid > 0 && !r->gone[i])
-			snapshot(r, pid);
+			snapshot(r, pid, true);
 	}
 }
 
@@ -442,7 +517,7 @@ static int on_new_process(const struct wprof_event *e, void *ctx)
 {
 	struct recorder *r = ctx;
 
-	snapshot(r, e->pid);
+	snapshot(r, e->pid, false);
 	if (e->kind == WPROF_EV_FORK && e->ppid)
 		symbolizer__inherit(r->sym, e->pid, e->start_ticks, e->ppid,
 				    e->parent_start_ticks, e->fork_ns);
@@ -841,6 +916,9 @@ out:
 		free(r.seen[i].cmdline);
 	free(r.seen);
 	hmap__clear(&r.seen_ids);
+	for (size_t i = 0; i < r.code.cap; i++)
+		free(r.code.slots[i].val);
+	hmap__clear(&r.code);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }

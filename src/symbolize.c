@@ -548,6 +548,16 @@ static void refresh_jit(struct symbolizer *s, struct proc *p, int pid)
 	}
 }
 
+void symbolizer__refresh_jit(struct symbolizer *s, int pid, __u64 start_time)
+{
+	struct proc *p = s && pid > 0 ? hmap__get(&s->procs, pid, 0) : NULL;
+
+	if (!p || p->start_time != start_time)
+		return;
+	refresh_jit(s, p, pid);
+	p->jit_checked = false; /* lookups may re-read it once more */
+}
+
 int symbolizer__add_pid(struct symbolizer *s, int pid)
 {
 	struct proc_maps maps = {};

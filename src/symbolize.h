@@ -81,6 +81,13 @@ int symbolizer__inherit(struct symbolizer *s, int pid, __u64 start_time, int ppi
 			__u64 pstart, __u64 fork_ns);
 
 /*
+ * Read the perf map of @pid's JIT again (what symbolizer__add_maps() does
+ * besides the mappings), for a process whose mappings are known unchanged.
+ * Nothing if @pid is not known as the process that started at @start_time.
+ */
+void symbolizer__refresh_jit(struct symbolizer *s, int pid, __u64 start_time);
+
+/*
  * Keep of the processes that ended only what names their code (their
  * executable mappings), so that memory does not grow with the processes
  * seen. Which ended: as @live tells (NULL: /proc/PID/stat of each process
