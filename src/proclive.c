@@ -16,9 +16,9 @@
 
 struct watch {
 	int pid;
-	int fd;        /* -1 once ended */
+	int fd;        /* -1: ended, or none could be opened (then asked of /proc) */
 	__u64 start;
-	__u64 ended_round; /* 0: alive */
+	__u64 ended_round; /* 0: not seen ended */
 };
 
 struct proclive {
@@ -72,13 +72,16 @@ void proclive__free(struct proclive *l)
 }
 
 /* A pidfd of @pid, if @pid is still the process that started at @start; else -1. */
-static int open_pidfd(int pid, __u64 start)
+static int open_pidfd(struct proclive *l, int pid, __u64 start)
 {
 	__u64 now;
 	int fd = syscall(SYS_pidfd_open, pid, 0);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOSYS || errno == EPERM) /* before Linux 5.3, or a filter: never */
+			l->max_fds = 0;
 		return -1;
+	}
 	/*
 	 * The pidfd is of whatever process has the pid now. It is the one
 	 * read before if it still has that start time: a pid is reused only
@@ -100,32 +103,31 @@ void proclive__watch(struct proclive *l, int pid, __u64 start)
 
 	if (!l)
 		return;
-	if (w && w->start == start && !w->ended_round)
+	if (w && w->start == start) /* watched, ended, or left to /proc already */
 		return;
 	if (w) { /* another process had the pid: its entry goes */
 		unwatch(l, w);
 		hmap__del(&l->by_pid, pid, 0);
 		free(w);
 	}
-	if (l->nr_fds >= l->max_fds) {
+	w = malloc(sizeof(*w));
+	if (!w || hmap__put(&l->by_pid, pid, 0, w, &old)) {
+		free(w);
 		l->st.unwatched++;
 		return;
 	}
-	fd = open_pidfd(pid, start);
+	*w = (struct watch){ .pid = pid, .fd = -1, .start = start };
+	fd = l->nr_fds < l->max_fds ? open_pidfd(l, pid, start) : -1;
+	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)pid;
+	if (fd >= 0 && epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
 		l->st.unwatched++;
 		return;
 	}
-	w = malloc(sizeof(*w));
-	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)pid;
-	if (!w || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) ||
-	    hmap__put(&l->by_pid, pid, 0, w, &old)) {
-		free(w);
-		close(fd);
-		l->st.unwatched++;
-		return;
-	}
-	*w = (struct watch){ .pid = pid, .fd = fd, .start = start };
+	w->fd = fd;
 	l->nr_fds++;
 }
 
@@ -137,7 +139,8 @@ void proclive__collect(struct proclive *l)
 
 	if (!l)
 		return;
-	/* the ends taken by the last call have been told: their entries go */
+	/* the ends told since the last call have been told: their entries go */
+	l->round++;
 	for (size_t i = 0; i < l->by_pid.cap; i++) {
 		struct watch *w = l->by_pid.slots[i].val;
 		int *g;
@@ -153,7 +156,6 @@ void proclive__collect(struct proclive *l)
 	for (size_t i = 0; i < nr_gone; i++)
 		free(hmap__del(&l->by_pid, gone[i], 0));
 	free(gone);
-	l->round++;
 	if (l->epfd < 0)
 		return;
 	do {
@@ -174,13 +176,18 @@ void proclive__collect(struct proclive *l)
 bool proclive__alive(struct proclive *l, int pid, __u64 start)
 {
 	struct watch *w = l ? hmap__get(&l->by_pid, pid, 0) : NULL;
+	bool alive;
 	__u64 now;
 
-	if (w && w->start == start)
+	if (w && w->start == start && (w->fd >= 0 || w->ended_round))
 		return !w->ended_round;
 	if (l)
 		l->st.asked++;
-	return !procmaps__start_time(pid, &now) && now == start;
+	alive = !procmaps__start_time(pid, &now) && now == start;
+	/* one left to /proc: its entry is told ended, and goes at the next collect */
+	if (w && w->start == start && !alive)
+		w->ended_round = l->round;
+	return alive;
 }
 
 void proclive__stats(const struct proclive *l, struct proclive_stats *st)

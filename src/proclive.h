@@ -21,8 +21,9 @@ struct proclive *proclive__new(size_t max_fds);
 void proclive__free(struct proclive *l);
 /*
  * Watch process @pid, read as started at @start (clock ticks since boot,
- * procmaps__start_time()): call once its state is made. A pid watched
- * already for the same start is left as it is.
+ * procmaps__start_time()): call once its state is made. A pid known already
+ * for the same start is left as it is. One that gets no pidfd is asked of
+ * /proc (proclive__alive()).
  */
 void proclive__watch(struct proclive *l, int pid, __u64 start);
 /*
@@ -34,10 +35,10 @@ void proclive__collect(struct proclive *l);
 bool proclive__alive(struct proclive *l, int pid, __u64 start);
 
 struct proclive_stats {
-	size_t watched;  /* processes with a pidfd now */
-	size_t unwatched; /* proclive__watch() calls that could not open one */
-	size_t ended;    /* ends the kernel reported */
-	size_t asked;    /* proclive__alive() answers from /proc */
+	size_t watched;   /* processes with a pidfd now */
+	size_t unwatched; /* processes that got none (past the budget, or no pidfds) */
+	size_t ended;     /* ends the kernel reported */
+	size_t asked;     /* proclive__alive() answers from /proc */
 };
 void proclive__stats(const struct proclive *l, struct proclive_stats *st);
 
