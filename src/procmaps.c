@@ -388,20 +388,22 @@ struct wprof_procmap_query {
 #define WPROF_PROCMAP_QUERY_VMA_EXECUTABLE 0x04
 #define WPROF_PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
 
-int procmaps__code_hash(int pid, __u64 *hash)
+int procmaps__code_maps(int pid, struct code_map **out, size_t *nr)
 {
 	struct wprof_procmap_query q;
+	struct code_map *maps = NULL;
+	size_t n = 0, cap = 0;
+	__u64 addr = 0;
 	char path[64];
-	__u64 h = 0xcbf29ce484222325ULL, addr = 0;
 	int fd, err = 0;
 
+	*out = NULL;
+	*nr = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	for (;;) {
-		__u64 fields[6];
-
 		memset(&q, 0, sizeof(q));
 		q.size = sizeof(q);
 		q.query_flags = WPROF_PROCMAP_QUERY_COVERING_OR_NEXT_VMA |
@@ -413,26 +415,39 @@ int procmaps__code_hash(int pid, __u64 *hash)
 			      -errno;
 			break;
 		}
-		fields[0] = q.vma_start;
-		fields[1] = q.vma_end;
-		fields[2] = q.vma_offset;
-		fields[3] = q.inode;
-		fields[4] = (__u64)q.dev_major << 32 | q.dev_minor;
-		fields[5] = q.vma_flags;
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-			h ^= fields[i];
-			h *= 0x100000001b3ULL;
-		}
 		if (q.vma_end <= addr) { /* never expected: do not loop */
 			err = -EINVAL;
 			break;
 		}
+		if (n == cap) {
+			struct code_map *m = realloc(maps, (cap ? 2 * cap : 16) * sizeof(*m));
+
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			maps = m;
+			cap = cap ? 2 * cap : 16;
+		}
+		memset(&maps[n], 0, sizeof(maps[n]));
+		maps[n].start = q.vma_start;
+		maps[n].end = q.vma_end;
+		maps[n].pgoff = q.vma_offset;
+		maps[n].inode = q.inode;
+		maps[n].dev_major = q.dev_major;
+		maps[n].dev_minor = q.dev_minor;
+		maps[n].flags = q.vma_flags;
+		n++;
 		addr = q.vma_end;
 	}
 	close(fd);
-	if (!err)
-		*hash = h;
-	return err;
+	if (err) {
+		free(maps);
+		return err;
+	}
+	*out = maps;
+	*nr = n;
+	return 0;
 }
 
 void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)

@@ -62,15 +62,22 @@ int procmaps__start_time(int pid, __u64 *start_time);
  * @out empty on failure.
  */
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out);
+/* An executable mapping as the kernel's PROCMAP_QUERY gives it (no padding: compared whole). */
+struct code_map {
+	__u64 start, end, pgoff, inode;
+	__u32 dev_major, dev_minor;
+	__u64 flags; /* readable, writable, executable, shared */
+};
+
 /*
- * A hash of @pid's executable mappings (bounds, file offset, device, inode,
- * permissions), asked of the kernel one mapping at a time (PROCMAP_QUERY,
- * Linux 6.11+) rather than read as the text of every mapping: what tells
- * that a process's code is as it was, for the cost of its code mappings
- * alone. 0 or -errno (-EOPNOTSUPP where the kernel lacks the query, -ESRCH
- * if the process is gone).
+ * @pid's executable mappings, asked of the kernel one at a time
+ * (PROCMAP_QUERY, Linux 6.11+) rather than read as the text of every
+ * mapping: what tells that a process's code is as it was, for the cost of
+ * its code mappings alone. *@out is malloc'd (NULL when there are none).
+ * 0 or -errno (-EOPNOTSUPP where the kernel lacks the query, -ESRCH if the
+ * process is gone).
  */
-int procmaps__code_hash(int pid, __u64 *hash);
+int procmaps__code_maps(int pid, struct code_map **out, size_t *nr);
 /*
  * A copy of the vDSO image mapped at @m in @pid, malloc'd, of *@len bytes;
  * NULL if it cannot be read. When @pid's memory is not readable, our own

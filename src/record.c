@@ -35,8 +35,9 @@
  * ticks' worth of time: under churn, events end most ticks early). Their
  * exec and fork events make most scans find none: then the next waits
  * twice as long, up to SCAN_MAX_TICKS. A scan that finds one (an event
- * lost, or one made after the events were taken) brings the pace back.
- * Reading /proc's pids is not free: 3 ms beside 2000 processes here.
+ * lost, or one made after the events were taken) brings the pace back, and
+ * a drain that finds events lost scans at once. Reading /proc's pids is not
+ * free: 3 ms beside 2000 processes here.
  */
 #define SCAN_EVERY_TICKS 10
 #define SCAN_MAX_TICKS 160
@@ -73,6 +74,7 @@ struct recorder {
 	size_t nr_seen, cap_seen;
 	struct hmap seen_ids;  /* pid -> its index in seen, plus 1 */
 	struct hmap code;      /* pid -> struct code_seen, of the processes read again each tick */
+	bool no_code_query;    /* the kernel has no PROCMAP_QUERY */
 	/* the lines of threads that ended, made while recording (see retire()) */
 	struct profile prof;
 	struct folded *lines;
@@ -247,34 +249,75 @@ static void keep_cmdline(struct rec_proc *p)
 	p->cmdline = s;
 }
 
-/* A process's code as its last read of its mappings found it (procmaps__code_hash()). */
+/* A process's code as its last read of its mappings found it (procmaps__code_maps()). */
 struct code_seen {
 	__u64 start; /* its start time */
-	__u64 hash;
+	struct code_map *maps;
+	size_t nr;
 	/*
 	 * Ticks to let pass before the next check, and how many the last
 	 * wait was: it doubles while the code stays as it was, up to
 	 * CODE_WAIT_MAX_TICKS. The kernel checks code mappings one by one,
 	 * stepping over every other mapping between them (1 ms beside 5000
-	 * mappings here); code the unwinder meets unmapped is asked for at
-	 * once (WPROF_EV_MAPS) anyway.
+	 * mappings here). Only with the unwinder's tables: code it meets
+	 * unmapped is asked for at once (WPROF_EV_MAPS).
 	 */
 	unsigned int skip, wait;
 };
 
 #define CODE_WAIT_MAX_TICKS 8
 
+static void code_seen__free(struct code_seen *c)
+{
+	if (c)
+		free(c->maps);
+	free(c);
+}
+
 /*
  * Whether the code of @pid is as @c says: the same process, with the same
- * code mappings, by @hash (taken just now). Where it is, a read of all its
+ * code mappings (@maps, asked just now). Where it is, a read of all its
  * mappings would find nothing to do: its data mappings only name frames that
  * strayed out of code (the symbolizer's fallback names).
  */
-static bool code_unchanged(const struct code_seen *c, __u32 pid, __u64 hash)
+static bool code_unchanged(const struct code_seen *c, __u32 pid, const struct code_map *maps,
+			   size_t nr)
 {
 	__u64 start;
 
-	return c && c->hash == hash && !procmaps__start_time(pid, &start) && start == c->start;
+	return c && c->nr == nr && (!nr || !memcmp(c->maps, maps, nr * sizeof(*maps))) &&
+	       !procmaps__start_time(pid, &start) && start == c->start;
+}
+
+/* @c read as unchanged: wait longer before the next check, where the unwinder asks. */
+static void code_wait(const struct recorder *r, struct code_seen *c)
+{
+	if (!r->unw)
+		return;
+	c->wait = c->wait ? c->wait * 2 : 1;
+	if (c->wait > CODE_WAIT_MAX_TICKS)
+		c->wait = CODE_WAIT_MAX_TICKS;
+	c->skip = c->wait;
+}
+
+/* Keep @code (taken before the read of all of @pid's mappings) as @pid's, started at @start. */
+static void code_keep(struct recorder *r, __u32 pid, __u64 start, struct code_map *code,
+		      size_t nr)
+{
+	struct code_seen *c = hmap__get(&r->code, pid, 0);
+
+	if (!c) {
+		void *old;
+
+		c = calloc(1, sizeof(*c));
+		if (!c || hmap__put(&r->code, pid, 0, c, &old)) {
+			free(c);
+			free(code);
+			return;
+		}
+	}
+	free(c->maps);
+	*c = (struct code_seen){ .start = start, .maps = code, .nr = nr };
 }
 
 /*
@@ -284,15 +327,17 @@ static bool code_unchanged(const struct code_seen *c, __u32 pid, __u64 hash)
  * (code_unchanged(), checked less often while it stays so: struct
  * code_seen): beside 5000 mappings, reading them all at every tick took
  * 3.2% of a CPU. A snapshot an event asks for (exec, fork, the unwinder
- * meeting code it has no table for) reads them all.
+ * meeting code it has no table for), and the last one, read them all.
  */
 static void snapshot(struct recorder *r, __u32 pid, bool again)
 {
 	struct rec_proc *p = seen_pid(r, pid);
 	struct code_seen *c = hmap__get(&r->code, pid, 0);
 	struct proc_maps maps = {};
-	__u64 start, read_ns, hash = 0;
-	bool hashed = false;
+	struct code_map *code = NULL;
+	__u64 start, read_ns;
+	size_t nr_code = 0;
+	bool queried = false;
 	int err, uerr = 0;
 
 	if (!p) {
@@ -312,51 +357,46 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 		return;
 	}
 	/* before the read: a change after it is then found at the next check */
-	if (again || c)
-		hashed = !procmaps__code_hash(pid, &hash);
-	if (again && hashed && code_unchanged(c, pid, hash)) {
-		c->wait = c->wait ? c->wait * 2 : 1;
-		if (c->wait > CODE_WAIT_MAX_TICKS)
-			c->wait = CODE_WAIT_MAX_TICKS;
-		c->skip = c->wait;
+	if ((again || c) && !r->no_code_query) {
+		err = procmaps__code_maps(pid, &code, &nr_code);
+		queried = !err;
+		r->no_code_query = err == -EOPNOTSUPP; /* a kernel before 6.11: never */
+	}
+	if (again && queried && code_unchanged(c, pid, code, nr_code)) {
+		free(code);
+		code_wait(r, c);
 		symbolizer__refresh_jit(r->sym, pid, c->start);
 		return;
 	}
 	/*
 	 * One read of its mappings for both (the kernel's making of the maps
-	 * file is most of this, at every tick). The unwinder's maps first:
-	 * the kernel's walks wait for them, the symbolizer only has to be
-	 * done before the process exits. A process gone meanwhile is not an
-	 * error: its frames fall back.
+	 * file is most of this). The unwinder's maps first: the kernel's
+	 * walks wait for them, the symbolizer only has to be done before the
+	 * process exits. A process gone meanwhile is not an error: its
+	 * frames fall back.
 	 */
 	err = procmaps__read_proc(pid, &start, &maps);
 	read_ns = now_ns();
 	if (err) {
 		if (err == -ESRCH && r->unw)
 			unwtab__gone(r->unw, pid);
+		free(code);
 		return;
 	}
+	/* a kernel thread or a zombie: no mappings, nothing to keep, no end to learn */
+	if (maps.nr)
+		proclive__watch(r->live, pid, start);
 	if (r->unw)
 		uerr = unwtab__add_maps(r->unw, pid, start, &maps);
 	err = symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
-	proclive__watch(r->live, pid, start);
-	if (!again && !c)
-		return;
 	/* a snapshot that failed in part is made again at the next tick */
-	if (!hashed || err || uerr) {
-		free(hmap__del(&r->code, pid, 0));
+	if ((!again && !c) || !queried || err || uerr) {
+		free(code);
+		if (c)
+			code_seen__free(hmap__del(&r->code, pid, 0));
 		return;
 	}
-	if (!c) {
-		void *old;
-
-		c = malloc(sizeof(*c));
-		if (!c || hmap__put(&r->code, pid, 0, c, &old)) {
-			free(c);
-			return;
-		}
-	}
-	*c = (struct code_seen){ .start = start, .hash = hash };
+	code_keep(r, pid, start, code, nr_code);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable: how many were new. */
@@ -381,20 +421,21 @@ static size_t snapshot_new_processes(struct recorder *r)
 	return nr;
 }
 
-static void snapshot_targets(struct recorder *r)
+/* The named targets' mappings: @again at every tick (see snapshot()); else all read. */
+static void snapshot_targets(struct recorder *r, bool again)
 {
 	const struct record_opts *o = &r->opts;
 
 	if (o->cmd) {
 		if (r->child > 0)
-			snapshot(r, r->child, true);
+			snapshot(r, r->child, again);
 		return;
 	}
 	for (size_t i = 0; i < o->nr_ids; i++) {
 		int pid = o->filter == WPROF_FILTER_PID ? (int)o->ids[i] : tgid_of(o->ids[i]);
 
 		if (pid > 0 && !r->gone[i])
-			snapshot(r, pid, true);
+			snapshot(r, pid, again);
 	}
 }
 
@@ -534,6 +575,7 @@ static const char *record_loop(struct recorder *r)
 	};
 
 	__u64 next_drain = now_ns() + DRAIN_EVERY_NS, next_scan = 0, scan_ticks = SCAN_EVERY_TICKS;
+	__u64 events_lost = 0, lost;
 	bool drain_failed = false;
 
 	for (;;) {
@@ -558,7 +600,7 @@ static const char *record_loop(struct recorder *r)
 		if (targets_gone(r))
 			return "every target exited";
 		/* cheap when nothing changed: catches dlopen() and a fresh exec */
-		snapshot_targets(r);
+		snapshot_targets(r, true);
 		if (o->filter == WPROF_FILTER_ALL && now_ns() >= next_scan) {
 			if (snapshot_new_processes(r))
 				scan_ticks = SCAN_EVERY_TICKS;
@@ -574,6 +616,14 @@ static const char *record_loop(struct recorder *r)
 				       strerror(-pct));
 			drain_failed |= pct < 0;
 			next_drain = now_ns() + (pct >= DRAIN_SOON_PCT ? DRAIN_SOON_NS : DRAIN_EVERY_NS);
+			/* exec and fork events lost: the scan finds their processes now */
+			lost = o->filter == WPROF_FILTER_ALL ?
+				       session__stat(r->session, WPROF_STAT_EVENTS_LOST) : 0;
+			if (lost != events_lost) {
+				events_lost = lost;
+				scan_ticks = SCAN_EVERY_TICKS;
+				next_scan = 0;
+			}
 			proclive__collect(r->live);
 			if (r->unw)
 				unwtab__prune(r->unw, r->live);
@@ -762,9 +812,10 @@ out:
 /*
  * Raise the soft RLIMIT_NOFILE to the hard one (at most NOFILE_MAX) and
  * return how many pidfds to watch processes with (proclive.h): a quarter of
- * it, as for the symbolizer's files. Beside thousands of processes, a
- * quarter of the usual 1024 would leave most of them to /proc. CMD gets the
- * limit wprof started with (spawn_child()).
+ * it. Beside thousands of processes, a quarter of the usual 1024 would leave
+ * most of them to /proc. The symbolizer's files take another quarter (more
+ * ELF files kept open, fewer read twice). CMD gets the limit wprof started
+ * with (spawn_child()).
  */
 #define NOFILE_MAX 65536
 
@@ -789,6 +840,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = { .sigfd = -1, .go_fd = -1, .exec_err_fd = -1, .argc = argc,
 			      .argv = argv };
 	sigset_t mask, oldmask;
+	size_t max_pidfds;
 	char timing[256];
 	const char *why;
 	int err, code = 0;
@@ -806,7 +858,8 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto out;
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
-	r.live = proclive__new(r.opts.proc_ends_proc ? 0 : raise_nofile(&r));
+	max_pidfds = raise_nofile(&r);
+	r.live = proclive__new(r.opts.proc_ends_proc ? 0 : max_pidfds);
 	r.sym = symbolizer__new();
 	r.lines = folded__new();
 	profile__init(&r.prof, &r.opts);
@@ -835,7 +888,7 @@ int cmd_record(int argc, char **argv)
 			pr_err("out of memory");
 			goto out;
 		}
-		snapshot_targets(&r);
+		snapshot_targets(&r, true);
 		if (r.opts.filter == WPROF_FILTER_ALL)
 			snapshot_new_processes(&r);
 	}
@@ -874,7 +927,7 @@ int cmd_record(int argc, char **argv)
 			pr_err("cannot add a target: %s", strerror(-err));
 		goto out;
 	}
-	snapshot_targets(&r);
+	snapshot_targets(&r, true);
 	if (r.opts.filter == WPROF_FILTER_ALL)
 		snapshot_new_processes(&r);
 	err = session__start(r.session);
@@ -892,7 +945,7 @@ int cmd_record(int argc, char **argv)
 			goto out;
 	}
 	why = record_loop(&r);
-	snapshot_targets(&r);
+	snapshot_targets(&r, false); /* what the last ticks' checks may have waited to see */
 	err = finish(&r, why);
 	code = child_exit(&r);
 out:
@@ -917,7 +970,7 @@ out:
 	free(r.seen);
 	hmap__clear(&r.seen_ids);
 	for (size_t i = 0; i < r.code.cap; i++)
-		free(r.code.slots[i].val);
+		code_seen__free(r.code.slots[i].val);
 	hmap__clear(&r.code);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;

@@ -1213,6 +1213,19 @@ static __u64 runs_missed(struct session *s)
 	return n;
 }
 
+__u64 session__stat(struct session *s, enum wprof_stat idx)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals)), sum = 0;
+	__u32 key = idx;
+
+	if (vals && !bpf_map_lookup_elem(fd, &key, vals))
+		for (int c = 0; c < ncpu; c++)
+			sum += vals[c];
+	free(vals);
+	return sum;
+}
+
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);

@@ -93,6 +93,8 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 /* Frames of stack `id`, leaf first. 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
+/* One of those counters, summed over the CPUs (0 if it cannot be read). */
+__u64 session__stat(struct session *s, enum wprof_stat idx);
 /* With --stats: the kernel's run-time statistics of each attached program. */
 void session__print_prog_stats(struct session *s, FILE *f);
 
