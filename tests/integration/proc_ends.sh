@@ -10,8 +10,10 @@
 # - the BPF map has an entry for each of the 20 before, and none after;
 # - wprof exits 0;
 # - --stats says where it learnt it: with pidfds, at least 20 ends told by
-#   them, fewer than 20 answers read from /proc; with /proc, no pidfd and at
-#   least 20 answers read.
+#   them; with /proc, none, no pidfd, and at least 20 processes asked of
+#   /proc, with at least 20 answers read. (Not how few answers /proc gives
+#   with pidfds: a process gone before wprof read it, as many of the test's
+#   own bpftool runs are, is asked there.)
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -77,7 +79,6 @@ for mode in auto proc; do
 	fi
 	if [ "$mode" = auto ]; then
 		check_ge "pidfds: ends told by them" "$told" "$N"
-		check "pidfds: fewer than $N answers read from /proc ($asked)" test "$asked" -lt "$N"
 		check_ge "pidfds: processes still watched" "$watched" 1
 	else
 		check "proc: no end told by a pidfd ($told)" test "$told" -eq 0
