@@ -65,7 +65,8 @@ sum_wait=0
 while read -r name tid loops lock_ns cpu_ns rq_ns _wall_ns; do
 	sl=$(fold_sum "$TMP/out.folded" off-cpu:sleep "$name")
 	lk=$(fold_sum "$TMP/out.folded" off-cpu:sleep "$name" "$LOCK_FRAMES")
-	nostack=$(fold_sum "$TMP/out.folded" off-cpu:sleep "$name" '\[no stack\]')
+	# doubled: awk's -v takes one backslash off (then "\[" would open a bracket expression)
+	nostack=$(fold_sum "$TMP/out.folded" off-cpu:sleep "$name" '\\[no stack\\]')
 	if [ "$nostack" -gt 0 ]; then
 		check "$name: $nostack us of sleep without a stack, from switches the kernel gave no event for" \
 			test "$unseen" -gt 0
