@@ -23,7 +23,7 @@ void proclive__free(struct proclive *l);
  * Watch process @pid, read as started at @start (clock ticks since boot,
  * procmaps__start_time()): call once its state is made. A pid known already
  * for the same start is left as it is. One that gets no pidfd is asked of
- * /proc (proclive__alive()).
+ * /proc (proclive__alive()) until it ends: it is not tried again.
  */
 void proclive__watch(struct proclive *l, int pid, __u64 start);
 /*

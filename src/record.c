@@ -360,7 +360,8 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 	if ((again || c) && !r->no_code_query) {
 		err = procmaps__code_maps(pid, &code, &nr_code);
 		queried = !err;
-		r->no_code_query = err == -EOPNOTSUPP; /* a kernel before 6.11: never */
+		if (err == -EOPNOTSUPP) /* a kernel before 6.11: never */
+			r->no_code_query = true;
 	}
 	if (again && queried && code_unchanged(c, pid, code, nr_code)) {
 		free(code);
@@ -616,10 +617,15 @@ static const char *record_loop(struct recorder *r)
 				       strerror(-pct));
 			drain_failed |= pct < 0;
 			next_drain = now_ns() + (pct >= DRAIN_SOON_PCT ? DRAIN_SOON_NS : DRAIN_EVERY_NS);
-			/* exec and fork events lost: the scan finds their processes now */
+			/*
+			 * Events lost: the scan finds the processes whose fork
+			 * went unheard now (not an exec of a process seen
+			 * before: the unwinder asks for its maps as it meets
+			 * its code). A counter that cannot be read is 0.
+			 */
 			lost = o->filter == WPROF_FILTER_ALL ?
 				       session__stat(r->session, WPROF_STAT_EVENTS_LOST) : 0;
-			if (lost != events_lost) {
+			if (lost > events_lost) {
 				events_lost = lost;
 				scan_ticks = SCAN_EVERY_TICKS;
 				next_scan = 0;

@@ -128,16 +128,22 @@ static void test_no_budget(void)
 		return;
 	}
 	proclive__watch(l, pid, start);
+	proclive__watch(l, pid, start);
 	proclive__collect(l);
 	CHECK(proclive__alive(l, pid, start), "alive, from /proc");
 	close(wfd);
 	waitpid(pid, NULL, 0);
 	proclive__collect(l);
 	CHECK(!proclive__alive(l, pid, start), "gone, from /proc");
+	CHECK(!proclive__alive(l, pid, start), "gone, told again without /proc");
 	proclive__stats(l, &st);
 	CHECK_EQ_U64(st.watched, 0, "no pidfd");
-	CHECK_EQ_U64(st.unwatched, 1, "the watch counted as not made");
-	CHECK_EQ_U64(st.asked, 2, "both answers from /proc");
+	CHECK_EQ_U64(st.unwatched, 1, "one process without a pidfd, watched twice");
+	CHECK_EQ_U64(st.asked, 2, "two answers from /proc");
+	proclive__collect(l); /* its entry goes: asked of /proc again */
+	CHECK(!proclive__alive(l, pid, start), "still gone after the next collect");
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.asked, 3, "that answer from /proc");
 	CHECK(!proclive__alive(NULL, pid, start), "no watcher at all: /proc");
 	proclive__free(l);
 }
