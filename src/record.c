@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "codewatch.h"
 #include "debughint.h"
 #include "folded.h"
 #include "hmap.h"
@@ -73,8 +74,7 @@ struct recorder {
 	struct rec_proc *seen; /* processes already snapshot, with their command line */
 	size_t nr_seen, cap_seen;
 	struct hmap seen_ids;  /* pid -> its index in seen, plus 1 */
-	struct hmap code;      /* pid -> struct code_seen, of the processes read again each tick */
-	bool no_code_query;    /* the kernel has no PROCMAP_QUERY */
+	struct codewatch *code; /* the code of the processes read again at every tick */
 	/* the lines of threads that ended, made while recording (see retire()) */
 	struct profile prof;
 	struct folded *lines;
@@ -249,95 +249,18 @@ static void keep_cmdline(struct rec_proc *p)
 	p->cmdline = s;
 }
 
-/* A process's code as its last read of its mappings found it (procmaps__code_maps()). */
-struct code_seen {
-	__u64 start; /* its start time */
-	struct code_map *maps;
-	size_t nr;
-	/*
-	 * Ticks to let pass before the next check, and how many the last
-	 * wait was: it doubles while the code stays as it was, up to
-	 * CODE_WAIT_MAX_TICKS. The kernel checks code mappings one by one,
-	 * stepping over every other mapping between them (1 ms beside 5000
-	 * mappings here). Only with the unwinder's tables: code it meets
-	 * unmapped is asked for at once (WPROF_EV_MAPS).
-	 */
-	unsigned int skip, wait;
-};
-
-#define CODE_WAIT_MAX_TICKS 8
-
-static void code_seen__free(struct code_seen *c)
-{
-	if (c)
-		free(c->maps);
-	free(c);
-}
-
-/*
- * Whether the code of @pid is as @c says: the same process, with the same
- * code mappings (@maps, asked just now). Where it is, a read of all its
- * mappings would find nothing to do: its data mappings only name frames that
- * strayed out of code (the symbolizer's fallback names).
- */
-static bool code_unchanged(const struct code_seen *c, __u32 pid, const struct code_map *maps,
-			   size_t nr)
-{
-	__u64 start;
-
-	return c && c->nr == nr && (!nr || !memcmp(c->maps, maps, nr * sizeof(*maps))) &&
-	       !procmaps__start_time(pid, &start) && start == c->start;
-}
-
-/* @c read as unchanged: wait longer before the next check, where the unwinder asks. */
-static void code_wait(const struct recorder *r, struct code_seen *c)
-{
-	if (!r->unw)
-		return;
-	c->wait = c->wait ? c->wait * 2 : 1;
-	if (c->wait > CODE_WAIT_MAX_TICKS)
-		c->wait = CODE_WAIT_MAX_TICKS;
-	c->skip = c->wait;
-}
-
-/* Keep @code (taken before the read of all of @pid's mappings) as @pid's, started at @start. */
-static void code_keep(struct recorder *r, __u32 pid, __u64 start, struct code_map *code,
-		      size_t nr)
-{
-	struct code_seen *c = hmap__get(&r->code, pid, 0);
-
-	if (!c) {
-		void *old;
-
-		c = calloc(1, sizeof(*c));
-		if (!c || hmap__put(&r->code, pid, 0, c, &old)) {
-			free(c);
-			free(code);
-			return;
-		}
-	}
-	free(c->maps);
-	*c = (struct code_seen){ .start = start, .maps = code, .nr = nr };
-}
-
 /*
  * Snapshot @pid's mappings (and command line) for the unwinder and the
  * symbolizer. @again: a named target's read at every tick, which catches
- * dlopen(); that one is skipped while its code is unchanged
- * (code_unchanged(), checked less often while it stays so: struct
- * code_seen): beside 5000 mappings, reading them all at every tick took
- * 3.2% of a CPU. A snapshot an event asks for (exec, fork, the unwinder
- * meeting code it has no table for), and the last one, read them all.
+ * dlopen(); skipped while its code is unchanged (codewatch.h). A snapshot
+ * an event asks for (exec, fork, the unwinder meeting code it has no table
+ * for), and the last one, read everything.
  */
 static void snapshot(struct recorder *r, __u32 pid, bool again)
 {
 	struct rec_proc *p = seen_pid(r, pid);
-	struct code_seen *c = hmap__get(&r->code, pid, 0);
 	struct proc_maps maps = {};
-	struct code_map *code = NULL;
 	__u64 start, read_ns;
-	size_t nr_code = 0;
-	bool queried = false;
 	int err, uerr = 0;
 
 	if (!p) {
@@ -351,22 +274,8 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 		p->cmdline = NULL;
 	}
 	keep_cmdline(p);
-	if (again && c && c->skip) {
-		c->skip--;
-		symbolizer__refresh_jit(r->sym, pid, c->start);
-		return;
-	}
-	/* before the read: a change after it is then found at the next check */
-	if ((again || c) && !r->no_code_query) {
-		err = procmaps__code_maps(pid, &code, &nr_code);
-		queried = !err;
-		if (err == -EOPNOTSUPP) /* a kernel before 6.11: never */
-			r->no_code_query = true;
-	}
-	if (again && queried && code_unchanged(c, pid, code, nr_code)) {
-		free(code);
-		code_wait(r, c);
-		symbolizer__refresh_jit(r->sym, pid, c->start);
+	if (codewatch__same(r->code, pid, again, &start)) {
+		symbolizer__refresh_jit(r->sym, pid, start); /* the JIT's perf map grows still */
 		return;
 	}
 	/*
@@ -381,7 +290,6 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 	if (err) {
 		if (err == -ESRCH && r->unw)
 			unwtab__gone(r->unw, pid);
-		free(code);
 		return;
 	}
 	/* a kernel thread or a zombie: no mappings, nothing to keep, no end to learn */
@@ -391,13 +299,7 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 		uerr = unwtab__add_maps(r->unw, pid, start, &maps);
 	err = symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
 	/* a snapshot that failed in part is made again at the next tick */
-	if ((!again && !c) || !queried || err || uerr) {
-		free(code);
-		if (c)
-			code_seen__free(hmap__del(&r->code, pid, 0));
-		return;
-	}
-	code_keep(r, pid, start, code, nr_code);
+	codewatch__keep(r->code, pid, start, !err && !uerr);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable: how many were new. */
@@ -866,10 +768,12 @@ int cmd_record(int argc, char **argv)
 	r.gone = calloc(r.opts.nr_ids + 1, sizeof(*r.gone));
 	max_pidfds = raise_nofile(&r);
 	r.live = proclive__new(r.opts.proc_ends_proc ? 0 : max_pidfds);
+	/* with the unwinder's tables (r.unw below), code it meets unmapped is asked for at once */
+	r.code = codewatch__new(r.opts.user_stacks && !r.opts.no_cfi);
 	r.sym = symbolizer__new();
 	r.lines = folded__new();
 	profile__init(&r.prof, &r.opts);
-	if (!r.gone || !r.live || !r.sym || !r.lines) {
+	if (!r.gone || !r.live || !r.code || !r.sym || !r.lines) {
 		err = -ENOMEM;
 		pr_err("out of memory");
 		goto out;
@@ -975,9 +879,7 @@ out:
 		free(r.seen[i].cmdline);
 	free(r.seen);
 	hmap__clear(&r.seen_ids);
-	for (size_t i = 0; i < r.code.cap; i++)
-		code_seen__free(r.code.slots[i].val);
-	hmap__clear(&r.code);
+	codewatch__free(r.code);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }
