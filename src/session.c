@@ -1228,19 +1228,8 @@ __u64 session__stat(struct session *s, enum wprof_stat idx)
 
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
-	__u64 *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
-
-	memset(stats, 0, sizeof(__u64) * WPROF_STAT_CNT);
-	if (!vals)
-		return;
-	for (__u32 i = 0; i < WPROF_STAT_CNT; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			stats[i] += vals[c];
-	}
-	free(vals);
+	for (__u32 i = 0; i < WPROF_STAT_CNT; i++)
+		stats[i] = session__stat(s, i);
 	stats[WPROF_STAT_RUNS_MISSED] = runs_missed(s);
 }
 
