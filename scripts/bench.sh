@@ -416,9 +416,9 @@ configs="base wprof-a wprof-p-idle bpftrace floor"
 configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinned"
 configs="$configs redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
 configs="$configs redis-pinned redis-wprof-pinned"
-# the resume walks by BPF task work instead of a program at every switch (with
-# -a; -p uses the task work by default, the program side by side)
-configs="$configs wprof-a-tw wprof-a-tw-stats wprof-p-idle-exit"
+# the resume walks by a program at every switch instead of BPF task work (the
+# default with -a and -p where the kernel has it), side by side
+configs="$configs wprof-a-exit wprof-a-exit-stats wprof-p-idle-exit"
 # the wait for a CPU timed from wakeup events (a program at every wakeup), as
 # on kernels where the programs cannot read the scheduler's count of it
 configs="$configs wprof-a-rqw"
@@ -441,12 +441,12 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-stats)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a --stats -o /dev/null ;;
-		wprof-a-tw-stats)
+		wprof-a-exit-stats)
 			run_under "$c" "$i" wprof "recording with" \
-				env WPROF_RESUME_WALK=task_work "$WPROF" record -a --stats -o /dev/null ;;
-		wprof-a-tw)
+				env WPROF_RESUME_WALK=exit "$WPROF" record -a --stats -o /dev/null ;;
+		wprof-a-exit)
 			run_under "$c" "$i" wprof "recording with" \
-				env WPROF_RESUME_WALK=task_work "$WPROF" record -a -o /dev/null ;;
+				env WPROF_RESUME_WALK=exit "$WPROF" record -a -o /dev/null ;;
 		wprof-a-rqw)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_RUNQ=wakeup "$WPROF" record -a -o /dev/null ;;
@@ -724,18 +724,18 @@ row "pipe unpinned: bpftrace off-CPU stacks" bpftrace-unpinned bpftrace-unpinned
 row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s
 ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
 ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
-row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=task_work" wprof-a-tw wprof-a-tw "$pipe_base" ops/s
+row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=exit" wprof-a-exit wprof-a-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -p (an idle process), WPROF_RESUME_WALK=exit" wprof-p-idle-exit wprof-p-idle-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_SWITCH_TIME=switch" wprof-a-sw wprof-a-sw "$pipe_base" ops/s
 switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns
-switch_ns wprof-a-tw-stats "pipe pinned, WPROF_RESUME_WALK=task_work"
-tw_ns=$wprof_ns
+switch_ns wprof-a-exit-stats "pipe pinned, WPROF_RESUME_WALK=exit"
+exit_ns=$wprof_ns
 read -r fns fruns < <(floor_ns; echo)
-if [ -n "${fns:-}" ] && [ -n "$default_ns$tw_ns" ]; then
+if [ -n "${fns:-}" ] && [ -n "$default_ns$exit_ns" ]; then
 	echo "| floor BPF time per context switch, pipe pinned | $fns ns/run ($fruns runs) | | | |"
-	for w in "default:$default_ns" "WPROF_RESUME_WALK=task_work:$tw_ns"; do
+	for w in "default:$default_ns" "WPROF_RESUME_WALK=exit:$exit_ns"; do
 		[ -n "${w#*:}" ] || continue
 		awk -v label="${w%%:*}" -v w="${w#*:}" -v f="$fns" 'BEGIN {
 			printf "| wprof vs the floor, BPF time per context switch (%s) | %.1fx | | | ≤ 3x: %s |\n",

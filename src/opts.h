@@ -32,8 +32,8 @@ enum switch_time { SWITCH_TIME_AUTO, SWITCH_TIME_ENTRY, SWITCH_TIME_HANDLER };
  * a program on sched_exit_tp (6.16+) that runs at every switch and also
  * sees the resumes the kernel gives no sched_switch event for, or a BPF
  * task work scheduled for the walked intervals alone (6.18+). Auto: the
- * task work for targets named by -p or -t where the kernel has it, else
- * the program where the kernel has the tracepoint.
+ * task work for -p, -t and -a where the kernel has it, else the program
+ * where the kernel has the tracepoint; for -- CMD, the program first.
  */
 enum resume_walk { RESUME_WALK_AUTO, RESUME_WALK_TASK_WORK, RESUME_WALK_EXIT };
 

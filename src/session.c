@@ -220,7 +220,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->opts->btf_path);
 	const struct record_opts *o = s->opts;
-	bool late, exit_tp, task_work, named;
+	bool late, exit_tp, task_work;
 	__u32 first;
 	__u64 t0;
 	struct wprof_bpf *skel;
@@ -266,14 +266,17 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	 * at every switch of the machine, whoever it is for; the task work
 	 * costs the walked intervals alone. The program also walks the stacks
 	 * of the resumes the kernel gives no sched_switch event for, which the
-	 * task work cannot see (their time stays exact; see the README): with
-	 * -a and -- CMD, where the targets' switches are all or most of them
-	 * and short-lived children lose a few percent of their stacks to those
-	 * resumes (sym_forked.sh), the program is the default. With -p and -t,
-	 * the task work: there the program runs mostly for other processes (a
-	 * pinned pipe beside an idle -p target lost 10% to it, 6% without).
-	 * The task work walks with the unwinder's tables alone (it has no
-	 * program context for a frame-pointer walk).
+	 * task work cannot see (their time stays exact; see the README). With
+	 * -p, -t and -a, the task work: its saving is a program run at every
+	 * switch of the machine (on a VM whose program runs cost what a
+	 * sched_exit_tp run costs, a third of wprof's BPF time per switch of a
+	 * pinned pipe under -a: 614 ns with the program, 398 with the task
+	 * work), where those resumes are a few a second. With -- CMD, the
+	 * program: the command's short-lived children lose a few percent of
+	 * their stacks to those resumes (sym_forked.sh), and a command's run
+	 * is where the whole of its stacks is wanted. The task work walks
+	 * with the unwinder's tables alone (it has no program context for a
+	 * frame-pointer walk).
 	 */
 	late = !raw_tp && snapshot && o->user_stacks;
 	exit_tp = late && has_tracepoint(kbtf, "sched_exit_tp");
@@ -284,10 +287,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 		wprof_bpf__destroy(skel);
 		return -EINVAL;
 	}
-	named = o->filter != WPROF_FILTER_ALL && !o->cmd;
 	skel->rodata->resume_task_work = task_work &&
 		(o->resume_walk == RESUME_WALK_TASK_WORK ||
-		 (o->resume_walk == RESUME_WALK_AUTO && (named || !exit_tp)));
+		 (o->resume_walk == RESUME_WALK_AUTO && (!o->cmd || !exit_tp)));
 	skel->rodata->resume_walk = skel->rodata->resume_task_work ||
 				    (exit_tp && o->resume_walk != RESUME_WALK_TASK_WORK);
 	first = o->few_slots ? 64 : THREAD_SLOTS;

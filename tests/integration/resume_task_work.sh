@@ -4,10 +4,11 @@
 # The resume walks by BPF task work (Linux 6.18+): the switch-in of a walked
 # interval schedules a work that walks the thread's user stack as it next
 # leaves the kernel, instead of a program on sched_exit_tp at every switch.
-# The default with -p (targets named: the program would run mostly at other
-# processes' switches), not with -a. Checks that --stats says so, then runs
-# again, with WPROF_RESUME_WALK=task_work, the tests that hold the stacks of
-# blocked intervals to ground truth:
+# The default with -p and -a (the program would run at every switch of the
+# machine), not with -- CMD (whose short-lived children would lose a few
+# percent of their stacks: sym_forked.sh). Checks that --stats says so, then
+# runs again, with WPROF_RESUME_WALK=task_work, the tests that hold the
+# stacks of blocked intervals to ground truth:
 # - check_deferred: every deferred walk equals a walk at switch-out;
 # - disk_write: a write blocks many times in one system call, each block
 #   walked before the thread leaves the kernel;
@@ -43,10 +44,14 @@ probe()
 sleep 30 &
 idle=$!
 probe p-default "tp_switch's and the task work's" 'tp_switch \+ resume task work' -p "$idle"
-probe a-default "the sched_exit_tp program's and tp_switch's" 'tp_sched_exit \+ tp_switch' -a
+probe a-default "tp_switch's and the task work's" 'tp_switch \+ resume task work' -a
 kill "$idle"
+probe cmd-default "the sched_exit_tp program's and tp_switch's" 'tp_sched_exit \+ tp_switch' \
+	-- sleep 0.5
+WPROF_RESUME_WALK=exit probe a-exit "the sched_exit_tp program's and tp_switch's" \
+	'tp_sched_exit \+ tp_switch' -a
 export WPROF_RESUME_WALK=task_work
-probe a-forced "tp_switch's and the task work's" 'tp_switch \+ resume task work' -a
+probe cmd-forced "tp_switch's and the task work's" 'tp_switch \+ resume task work' -- sleep 0.5
 
 rerun_tests "with the resume task work" check_deferred disk_write mutex block_count sym_nanosleep
 finish

@@ -9,7 +9,8 @@
 #   of many short runs and sleeps) has more than a quarter of its switches
 #   timed by the run queue's clock (--stats counts those and the ones timed
 #   by a clock read of wprof's), and none with WPROF_SWITCH_TIME=switch. A
-#   user stack left to its thread's resume is walked by a sched_exit_tp
+#   user stack left to its thread's resume is walked by a BPF task work
+#   under -a where the kernel has them (6.18+), else by a sched_exit_tp
 #   program: --stats names the programs that make up the time per switch.
 # - Another tool's BPF program on sched_switch (tests/workloads/tphook: a
 #   tracepoint perf event as bpftrace and bcc attach them, then a raw
@@ -33,6 +34,10 @@ if ! grep -qw tracefs /proc/mounts; then
 		fatal "tracefs is not mounted and cannot be (the perf tracepoint needs its ids)"
 fi
 resume="tp_sched_exit \+ tp_switch"
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "'bpf_task_work_schedule_resume_impl'"; then
+	resume="tp_switch \+ resume task work"
+fi
 # absent ERE FILE: no line of FILE matches ERE
 absent()
 {
