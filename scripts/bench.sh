@@ -644,49 +644,70 @@ ratio() {
 	}'
 }
 
-# switch_ns CONFIG LABEL: wprof's BPF time per context switch over all of
+# switch_ns CONFIG LABEL: wprof's BPF time per context switch, the median of
 # CONFIG's recordings (--stats: the sched_entry_tp, sched_switch and
-# sched_exit_tp programs' total ns over the switches), and the sched_switch
-# program's own; sets `wprof_ns`
+# sched_exit_tp programs' total ns over the switches, each recording's), and
+# the sched_switch program's own; sets `wprof_ns`. Medians, as every row:
+# on a shared VM one recording can come out a third dearer than the others.
 wprof_ns=""
 switch_ns() {
-	local line
-	line=$(cat "$tmp/$1".*.log 2>/dev/null | awk -v label="$2" -v off="$(cat "$tmp/$1.off" 2>/dev/null)" '
+	local line logs=()
+	mapfile -t logs < <(compgen -G "$tmp/$1.*.log" || echo /dev/null)
+	line=$(awk -v label="$2" -v off="$(cat "$tmp/$1.off" 2>/dev/null)" '
+		function median(a, n,    i, j, t) {
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+					t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+				}
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		FNR == 1 { f++ }
 		$1 == "wprof:" && $2 == "bpf" && ($3 == "tp_switch" || $3 == "raw_switch") {
-			name = $3; runs += $4; ns += $6; n++
+			name = $3; run[f] = $6 / $4
 		}
 		$1 == "wprof:" && $2 == "bpf" && $3 == "per" && $4 == "context" {
 			for (k = 1; k <= NF; k++) if ($k == "switches)") sw = $(k - 1)
-			all_ns += $6 * sw; all_sw += sw
+			per[f] = $6; all_sw += sw
 			parts = $0; sub(/.*ns \(/, "", parts); sub(/, over .*/, "", parts)
 		}
 		END {
 			printf "| wprof BPF time per context switch, %s | ", label
-			if (!runs || !all_sw) { printf "n/a: %s | | | |\n", off != "" ? off : "no --stats figures"; exit }
-			m = all_ns / all_sw
-			printf "%.0f ns (%s; %s alone %.0f ns/run; %d recordings, %d switches) | | | ≤ 600 ns: %s |\n",
-				m, parts, name, ns / runs, n, all_sw, m <= 600 ? "met" : "**not met**"
+			for (i = 1; i <= f; i++)
+				if ((i in per) && (i in run)) { n++; p[n] = per[i]; r[n] = run[i] }
+			if (!n) { printf "n/a: %s | | | |\n", off != "" ? off : "no --stats figures"; exit }
+			m = median(p, n)
+			printf "%.0f ns (%.0f-%.0f; %s; %s alone %.0f ns/run; median of %d recordings, %d switches) | | | ≤ 600 ns: %s |\n",
+				m, p[1], p[n], parts, name, median(r, n), n, all_sw, m <= 600 ? "met" : "**not met**"
 			printf "NS %.0f\n", m
-		}')
+		}' "${logs[@]}")
 	echo "$line" | grep -v '^NS '
 	wprof_ns=$(echo "$line" | awk '$1 == "NS" {print $2}')
 }
 
 # floor_ns: the floor's BPF time per run (its program runs once per switch),
-# from the kernel's run-time accounting during the floor-stats runs (nothing
-# else attaches a tracepoint program named sched_switch while the bench runs)
+# the median of the floor-stats runs', from the kernel's run-time accounting
+# (nothing else attaches a tracepoint program named sched_switch while the
+# bench runs; the accounting is on for those runs alone, and its counts
+# start at each run's attach)
 floor_ns() {
-	cat "$tmp"/floor-stats.*.progs 2>/dev/null | python3 -c '
-import json, sys
-ns = runs = 0
-for doc in sys.stdin.read().replace("][", "]\n[").splitlines():
-    for p in json.loads(doc):
-        # bpftrace names a tracepoint program after its event (Debian bpftool has no pids)
-        if p.get("type") == "tracepoint" and p.get("name") == "sched_switch" and p.get("run_cnt"):
-            ns += p.get("run_time_ns", 0)
-            runs += p["run_cnt"]
-print("%.0f %d" % (ns / runs, runs) if runs else "")
-' 2>/dev/null
+	python3 - "$tmp"/floor-stats.*.progs <<'PY' 2>/dev/null
+import json, statistics, sys
+per = []
+runs = 0
+for path in sys.argv[1:]:
+    ns = cnt = 0
+    with open(path) as f:
+        for p in json.load(f):
+            # bpftrace names a tracepoint program after its event (Debian bpftool has no pids)
+            if p.get("type") == "tracepoint" and p.get("name") == "sched_switch" and p.get("run_cnt"):
+                ns += p.get("run_time_ns", 0)
+                cnt += p["run_cnt"]
+    if cnt:
+        per.append(ns / cnt)
+        runs += cnt
+if per:
+    print("%.0f %d %d" % (statistics.median(per), runs, len(per)))
+PY
 }
 
 pipe_base=""
@@ -732,9 +753,9 @@ switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns
 switch_ns wprof-a-exit-stats "pipe pinned, WPROF_RESUME_WALK=exit"
 exit_ns=$wprof_ns
-read -r fns fruns < <(floor_ns; echo)
+read -r fns fruns freps < <(floor_ns; echo)
 if [ -n "${fns:-}" ] && [ -n "$default_ns$exit_ns" ]; then
-	echo "| floor BPF time per context switch, pipe pinned | $fns ns/run ($fruns runs) | | | |"
+	echo "| floor BPF time per context switch, pipe pinned | $fns ns/run (median of $freps runs, $fruns program runs) | | | |"
 	for w in "default:$default_ns" "WPROF_RESUME_WALK=exit:$exit_ns"; do
 		[ -n "${w#*:}" ] || continue
 		awk -v label="${w%%:*}" -v w="${w#*:}" -v f="$fns" 'BEGIN {
