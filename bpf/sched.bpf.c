@@ -146,7 +146,7 @@ struct resume_work {
 };
 
 /*
- * By tid; sized like `threads` by user space. resume_task_work is set only
+ * By tid; sized like `thread_slots` by user space. resume_task_work is set only
  * where the kernel has the kfunc: elsewhere its calls are dead code.
  */
 struct {

@@ -299,9 +299,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->slot_over = first;
 	skel->rodata->slot_over_mask = THREAD_SLOTS_OVER - 1;
 	skel->rodata->slot_over_shift = 32 - THREAD_SLOTS_OVER_BITS;
+	/* an entry per live thread that had a walk left to its resume: as many as slots */
 	bpf_map__set_max_entries(skel->maps.resume_works,
-				 skel->rodata->resume_task_work ?
-				 bpf_map__max_entries(skel->maps.threads) : 1);
+				 skel->rodata->resume_task_work ? first + THREAD_SLOTS_OVER : 1);
 	skel->rodata->entry_stamp = !raw_tp && s->want_entry &&
 				    has_tracepoint(kbtf, "sched_entry_tp");
 	/* no program at every wakeup, unless --wakers needs their wakers' stacks */
