@@ -641,17 +641,27 @@ row() {
 	}'
 }
 
-# ratio LABEL WPROF FLOOR BASE: wprof's added time per op as a multiple of the floor's
+# ratio LABEL WPROF FLOOR BASE [BASE_NAME]: wprof's added time per op as a
+# multiple of the floor's; with BASE_NAME, the same of their losses paired by
+# repetition beside it (the goal is judged on the medians)
 ratio() {
-	local label=$1 w f wb fb
+	local label=$1 w f wb fb pw="" pf=""
 	med "$2" || { echo "| $label | n/a: wprof -a $(cat "$tmp/$2.off" 2>/dev/null) | | | |"; return; }
 	w=$m wb=$mb
 	med "$3" || { echo "| $label | n/a: floor $(cat "$tmp/$3.off" 2>/dev/null) | | | |"; return; }
 	f=$m fb=$mb
 	[ -n "$4" ] || { echo "| $label | n/a: no baseline | | | |"; return; }
-	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v bound="$wb$fb" 'BEGIN {
+	[ -n "${5:-}" ] && pw=$(paired "$2" "$5") && pf=$(paired "$3" "$5")
+	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v bound="$wb$fb" -v pw="$pw" -v pf="$pf" 'BEGIN {
 		cw = b / w - 1; cf = b / f - 1
 		costs = sprintf("floor %+.1f%%, wprof %+.1f%%", 100 * cf, 100 * cw)
+		# the paired losses as time added per op, where the floor costs 1% or more
+		if (pw != "" && pf != "" && pw < 100 && pf < 100) {
+			pcw = 100 / (100 - pw) - 1; pcf = 100 / (100 - pf) - 1
+			costs = costs sprintf("; paired by repetition: floor %+.1f%%, wprof %+.1f%%", 100 * pcf, 100 * pcw)
+			if (pcf >= 0.01 && pcw >= 0)
+				costs = costs sprintf(", %.1fx", pcw / pcf)
+		}
 		# under 1% (or a gain), a cost is within what runs of this VM
 		# scatter by: no ratio to tell, but 3 times that much is too much
 		if (cf < 0.01) {
@@ -773,8 +783,8 @@ row "pipe unpinned: wprof record -a" wprof-a-unpinned wprof-a-unpinned "$pipe_ba
 	base-unpinned
 row "pipe unpinned: bpftrace off-CPU stacks" bpftrace-unpinned bpftrace-unpinned "$pipe_base_u" ops/s "" base-unpinned
 row "pipe unpinned: floor" floor-unpinned floor-unpinned "$pipe_base_u" ops/s "" base-unpinned
-ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base"
-ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u"
+ratio "wprof -a vs the floor, pinned" wprof-a floor "$pipe_base" base
+ratio "wprof -a vs the floor, unpinned" wprof-a-unpinned floor-unpinned "$pipe_base_u" base-unpinned
 row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=exit" wprof-a-exit wprof-a-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -p (an idle process), WPROF_RESUME_WALK=exit" wprof-p-idle-exit wprof-p-idle-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
