@@ -585,13 +585,8 @@ med() {
 # after the redis runs).
 paired() {
 	awk 'NR == FNR { if (NF >= 3 && !$2) b[$3] = $1; next }
-		NF >= 3 && !$2 && ($3 in b) && b[$3] > 0 { n++; l[n] = 100 * (1 - $1 / b[$3]) }
-		END {
-			if (!n) exit
-			for (i = 2; i <= n; i++)
-				for (j = i; j > 1 && l[j - 1] > l[j]; j--) { t = l[j]; l[j] = l[j - 1]; l[j - 1] = t }
-			printf "%.1f\n", n % 2 ? l[(n + 1) / 2] : (l[n / 2] + l[n / 2 + 1]) / 2
-		}' "$tmp/$2.ops" "$tmp/$1.ops" 2>/dev/null
+		NF >= 3 && !$2 && ($3 in b) && b[$3] > 0 { print 100 * (1 - $1 / b[$3]), 0 }' \
+		"$tmp/$2.ops" "$tmp/$1.ops" 2>/dev/null | median_of /dev/stdin | awk '{ printf "%.1f\n", $1 }'
 }
 
 # row LABEL NAME CONFIG BASE UNIT [GOAL_LOSS_PCT [BASE_NAME]]: one
