@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "dwinline.h"
 #include "elfsyms.h"
 #include "hmap.h"
+#include "sectsyms.h"
 
 /* Symbols this far back are checked for one that contains an address (nested symbols). */
 #define NESTED_LOOKBACK 8
@@ -194,7 +196,11 @@ struct tsym {
 	__u64 start, size;
 	const char *name;
 	__u32 rank;
+	bool section; /* from sectsyms: a name to keep whole ("f@plt") */
 };
+
+/* Below every symbol's rank: a symbol table's own name at an address wins. */
+#define SECTSYM_RANK UINT32_MAX
 
 /*
  * Several names at one address (aliases such as nanosleep/__nanosleep):
@@ -268,18 +274,37 @@ static __u64 segment_end(const struct elfsyms *e, __u64 addr)
 	return addr + 1;
 }
 
-/* Copy libdw's function symbols into a sorted array with one entry per address. */
-static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
+/* Length of a name as it is kept. */
+static size_t kept_len(const struct tsym *t)
+{
+	return t->section ? strlen(t->name) : unversioned_len(t->name);
+}
+
+/*
+ * Copy libdw's function symbols, and the section symbols of @elf (the file
+ * itself, not a debug file), into a sorted array with one entry per address.
+ */
+static int read_symbols(struct elfsyms *e, Dwfl_Module *mod, Elf *elf)
 {
 	struct tsym *t = NULL;
+	struct sectsym *ss = NULL;
 	size_t nr = 0, names_len = 0, i, j;
-	int n = dwfl_module_getsymtab(mod), err = 0;
+	int n = dwfl_module_getsymtab(mod), nr_ss, err = 0;
 
-	if (n <= 0)
-		return 0; /* no symbol table at all: every address falls back */
-	t = calloc(n, sizeof(*t));
-	if (!t)
+	if (n < 0)
+		n = 0; /* no symbol table at all */
+	nr_ss = sectsyms__read(elf, e->bias, &ss);
+	if (nr_ss < 0)
+		nr_ss = 0; /* out of memory: only these names are lost */
+	if (!n && !nr_ss)
+		return 0; /* every address falls back */
+	t = calloc(n + nr_ss, sizeof(*t));
+	if (!t) {
+		sectsyms__free(ss, nr_ss);
 		return -ENOMEM;
+	}
+	for (i = 0; i < (size_t)nr_ss; i++)
+		t[nr++] = (struct tsym){ ss[i].start, ss[i].size, ss[i].name, SECTSYM_RANK, true };
 	for (i = 1; i < (size_t)n; i++) {
 		const char *name;
 		GElf_Word shndx;
@@ -295,7 +320,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
 			continue;
 		if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
 			continue;
-		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name) };
+		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name), false };
 	}
 	qsort(t, nr, sizeof(*t), tsym_cmp);
 	/* The best-ranked name of each address first; the biggest size of the group. */
@@ -306,7 +331,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
 			continue;
 		}
 		t[j++] = t[i];
-		names_len += unversioned_len(t[i].name) + 1;
+		names_len += kept_len(&t[i]) + 1;
 	}
 	nr = j;
 	e->syms = calloc(nr ? nr : 1, sizeof(*e->syms));
@@ -317,7 +342,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
 	}
 	for (i = 0, names_len = 0; i < nr; i++) {
 		struct fsym *fs = &e->syms[i];
-		size_t len = unversioned_len(t[i].name);
+		size_t len = kept_len(&t[i]);
 
 		fs->start = t[i].start;
 		if (t[i].size)
@@ -327,7 +352,8 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
 		else
 			fs->end = segment_end(e, t[i].start);
 		fs->name = names_len;
-		fs->mangled = !strncmp(t[i].name, "_Z", 2) || !strncmp(t[i].name, "_R", 2);
+		fs->mangled = !t[i].section &&
+			      (!strncmp(t[i].name, "_Z", 2) || !strncmp(t[i].name, "_R", 2));
 		memcpy(e->names + names_len, t[i].name, len);
 		e->names[names_len + len] = '\0';
 		names_len += len + 1;
@@ -335,6 +361,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod)
 	e->nr_syms = nr;
 cleanup:
 	free(t);
+	sectsyms__free(ss, nr_ss);
 	return err;
 }
 
@@ -559,7 +586,7 @@ void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 	e->bias = bias;
 	if (!elf || read_segments(e, elf))
 		goto cleanup;
-	read_symbols(e, mod);
+	read_symbols(e, mod, elf);
 	/* a debug file, if libdw found one, is known once it read the symbols */
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
 	e->symtab = e->richness >= 1 || debug_file;

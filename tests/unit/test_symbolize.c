@@ -53,8 +53,14 @@ static void check_fixture_names(struct symbolizer *s, const struct child *c, int
 	check_name(s, c->pid, child_addr(c, "fix_exe_clone_pc") - 1, "fix_exe_clone.", what);
 	snprintf(what, sizeof(what), "%s, inlined code named by its real function", when);
 	check_name(s, c->pid, child_addr(c, "fix_inl_pc") - 1, "fix_inl_outer", what);
-	if (exe_only)
+	if (exe_only) {
+		/* the PLT stub a non-PIE's pointer is: named after its target, as perf does */
+		snprintf(what, sizeof(what), "%s, the executable's PLT stub of fix_lib_work+%d",
+			 when, delta);
+		check_name(s, c->pid, child_addr(c, "fix_lib_work") + delta, "fix_lib_work@plt",
+			   what);
 		return;
+	}
 	snprintf(what, sizeof(what), "%s, library's clone", when);
 	check_name(s, c->pid, child_addr(c, "fix_lib_clone_pc") - 1, "fix_lib_clone.constprop.",
 		   what);
@@ -261,6 +267,8 @@ static void test_user(void)
 		   "alive, stripped build, exported (.dynsym) function");
 	check_name(s, c1.pid, child_addr(&c1, "twin_fix_lib_static") + 1, "fix_lib_static",
 		   "static function of a stripped twin, through the index of its build-id");
+	check_name(s, c1.pid, child_addr(&c1, "stripped_fix_lib_init") + 1, "_init",
+		   "alive, stripped build, its .init section (a constructor's entry)");
 
 	/* Unload the stripped build, refresh: its code must still be named from the old snapshot. */
 	procmaps__read(c1.pid, &m1);
