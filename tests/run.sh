@@ -14,7 +14,10 @@
 #	WPROF=$OUT/wprof     binary under test
 #	TESTS=ERE            only run tests whose name (test_folded, cmd, errors...)
 #	                     matches this extended regex, e.g. TESTS='cmd|errors'
-#	TEST_TIMEOUT=120     seconds before an integration script is killed
+#	TEST_TIMEOUT=120     seconds before an integration script is killed; a
+#	                     script whose work is long by design says how long
+#	                     it may take in a line "# test-timeout: SECONDS",
+#	                     and gets the larger of the two
 #	CI=true              skips are failures
 #	VERBOSE=1            show the output of passing integration tests too
 #	SCRIPTS=tests/integration  where the scripts are (make check-sanitize
@@ -89,12 +92,14 @@ skip_reason()
 
 run_integration()
 {
-	local script=$1 name log rc t0 secs
+	local script=$1 name log rc t0 secs limit
 
 	name=$(basename "$script" .sh)
 	log=$(mktemp)
+	limit=$(sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' "$script" | head -1)
+	[ -n "$limit" ] && [ "$limit" -gt "$TEST_TIMEOUT" ] || limit=$TEST_TIMEOUT
 	t0=$(date +%s)
-	timeout -k 10 "$TEST_TIMEOUT" bash "$script" >"$log" 2>&1
+	timeout -k 10 "$limit" bash "$script" >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - t0))
 	case $rc in
@@ -114,7 +119,7 @@ run_integration()
 		;;
 	*)
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-			echo "FAIL $name: timed out after ${TEST_TIMEOUT}s"
+			echo "FAIL $name: timed out after ${limit}s"
 		else
 			echo "FAIL $name (exit $rc, ${secs}s)"
 		fi
