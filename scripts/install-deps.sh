@@ -14,7 +14,7 @@ pkgs="$pkgs libclang-rt-dev"
 # for the tests on real programs (tests/integration/real_*.sh): gdb's
 # backtraces are their ground truth; Debian's builds of these programs,
 # without frame pointers (Go has them), are what they profile
-pkgs="$pkgs gdb redis-server redis-tools nginx postgresql golang-go"
+pkgs="$pkgs gdb redis-server redis-tools nginx postgresql memcached golang-go"
 # for the outputs: go tool pprof (golang-go, above) reads the pprof files;
 # headless chromium drives the flame graph's search and zoom
 pkgs="$pkgs chromium"
@@ -39,9 +39,10 @@ fi
 echo "install-deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
-# The tests start their own redis, nginx and postgres on unix sockets: keep
-# the packages from starting system-wide services (ports 80, 5432, 6379) as
-# they install, unless the machine already has a policy of its own.
+# The tests start their own redis, nginx, postgres and memcached on unix
+# sockets: keep the packages from starting system-wide services (ports 80,
+# 5432, 6379, 11211) as they install, unless the machine already has a
+# policy of its own.
 policy=/usr/sbin/policy-rc.d
 own_policy=
 if [ ! -e "$policy" ]; then
