@@ -298,7 +298,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod, Elf *elf)
 		nr_ss = 0; /* out of memory: only these names are lost */
 	if (!n && !nr_ss)
 		return 0; /* every address falls back */
-	t = calloc(n + nr_ss, sizeof(*t));
+	t = calloc((size_t)n + nr_ss, sizeof(*t));
 	if (!t) {
 		sectsyms__free(ss, nr_ss);
 		return -ENOMEM;

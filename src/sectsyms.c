@@ -10,7 +10,9 @@
  * JUMP_SLOT or GLOB_DAT relocation names. Counting entries from the start
  * of .plt instead would misname every stub of a layout it did not expect.
  * An entry whose slot no relocation names (PLT0, IBT's lazy .plt entries)
- * keeps no name.
+ * keeps no name. The entries are sh_entsize long; where a linker left that
+ * 0, 16 bytes, or 8 if a 16-byte window holds two stubs (one name must
+ * never cover another stub: a wrong name is worse than none).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,6 +26,30 @@
 /* A PLT entry is never longer: bigger sh_entsize values are not PLTs we know. */
 #define PLT_ENTRY_MAX 32
 #define JMP_RIP_LEN 6 /* ff 25 disp32 */
+/* Far more stubs than a real binary has: a bound on what a crafted file costs. */
+#define SECTSYMS_MAX (1 << 20)
+
+/*
+ * The sections read, each name once: a crafted file with many headers of
+ * one name (on the same bytes) costs no more than a real one.
+ */
+static const char *const code_names[] = { ".init", ".fini", ".plt", ".plt.sec", ".plt.got",
+					   ".plt.bnd" };
+static const char *const rela_names[] = { ".rela.plt", ".rela.dyn" };
+
+/* @name's index in @names (bit @i of *@seen set now), or -1 if not there or seen before. */
+static int first_of(const char *name, const char *const *names, int nr, unsigned int *seen)
+{
+	for (int i = 0; name && i < nr; i++) {
+		if (strcmp(name, names[i]))
+			continue;
+		if (*seen & (1u << i))
+			return -1;
+		*seen |= 1u << i;
+		return i;
+	}
+	return -1;
+}
 
 struct got_slot {
 	__u64 addr; /* ELF vaddr */
@@ -57,8 +83,9 @@ static int push(struct sectsym **syms, int *nr, int *cap, __u64 start, __u64 siz
 }
 
 /* The GOT slots that dynamic relocations bind to a named symbol, sorted. */
-static int read_got_slots(Elf *elf, struct got_slot **slots, size_t *nr)
+static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, size_t *nr)
 {
+	unsigned int seen = 0;
 	Elf_Scn *scn = NULL;
 	size_t cap = 0;
 
@@ -70,7 +97,9 @@ static int read_got_slots(Elf *elf, struct got_slot **slots, size_t *nr)
 		Elf_Data *rel, *sym;
 		size_t i, count;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    first_of(elf_strptr(elf, shstrndx, sh.sh_name), rela_names,
+			     sizeof(rela_names) / sizeof(rela_names[0]), &seen) < 0)
 			continue;
 		symscn = elf_getscn(elf, sh.sh_link);
 		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
@@ -96,6 +125,8 @@ static int read_got_slots(Elf *elf, struct got_slot **slots, size_t *nr)
 			name = elf_strptr(elf, symsh.sh_link, s.st_name);
 			if (!name || !name[0])
 				continue;
+			if (*nr >= SECTSYMS_MAX)
+				break;
 			if (*nr == cap) {
 				size_t ncap = cap ? cap * 2 : 64;
 				struct got_slot *n = realloc(*slots, ncap * sizeof(*n));
@@ -124,32 +155,75 @@ static char *plt_name(const char *target)
 	return name;
 }
 
-/* The stubs of one PLT section: each entry named by the slot its jmp reads. */
-static int read_plt(const GElf_Shdr *sh, Elf_Data *d, const struct got_slot *slots,
+/* The slot the "jmp *disp32(%rip)" at @b (section address @addr) reads, if a relocation names it. */
+static const struct got_slot *jmp_slot(const unsigned char *b, __u64 addr,
+				       const struct got_slot *slots, size_t nr_slots)
+{
+	struct got_slot key;
+	__s32 disp;
+
+	if (b[0] != 0xff || b[1] != 0x25)
+		return NULL;
+	memcpy(&disp, b + 2, sizeof(disp)); /* x86-64: little-endian */
+	key.addr = addr + JMP_RIP_LEN + (__s64)disp;
+	return bsearch(&key, slots, nr_slots, sizeof(*slots), slot_cmp);
+}
+
+/*
+ * The stubs of one PLT section, entries of @ent bytes: each named by the
+ * slot its jmp reads. 1, with nothing added, if an entry holds two such
+ * jmps: the entries are smaller than @ent (an old linker's .plt.got with no
+ * sh_entsize), and one name would cover the next stub.
+ */
+static int read_plt(const GElf_Shdr *sh, Elf_Data *d, __u64 ent, const struct got_slot *slots,
 		    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, int *cap)
 {
-	__u64 ent = sh->sh_entsize ? sh->sh_entsize : 16, off;
 	const unsigned char *b = d->d_buf;
+	int first = *nr;
 
-	if (ent < JMP_RIP_LEN || ent > PLT_ENTRY_MAX || !b)
-		return 0;
-	for (off = 0; off + ent <= d->d_size; off += ent) {
-		for (__u64 p = 0; p + JMP_RIP_LEN <= ent; p++) {
-			struct got_slot key, *slot;
-			__s32 disp;
+	for (__u64 off = 0; off + JMP_RIP_LEN <= d->d_size; off += ent) {
+		/* the last entry may be cut short: an 8-byte stub read as 16 */
+		__u64 len = d->d_size - off < ent ? d->d_size - off : ent;
+		const struct got_slot *hit = NULL, *slot;
 
-			if (b[off + p] != 0xff || b[off + p + 1] != 0x25)
+		/* the first jmp that reads a named slot; a false match in an immediate before it reads none */
+		for (__u64 p = 0; p + JMP_RIP_LEN <= len; p++) {
+			slot = jmp_slot(b + off + p, sh->sh_addr + off + p, slots, nr_slots);
+			if (!slot)
 				continue;
-			memcpy(&disp, b + off + p + 2, sizeof(disp)); /* x86-64: little-endian */
-			key.addr = sh->sh_addr + off + p + JMP_RIP_LEN + (__s64)disp;
-			slot = bsearch(&key, slots, nr_slots, sizeof(*slots), slot_cmp);
-			if (slot && push(syms, nr, cap, sh->sh_addr + off + bias, ent,
-					 plt_name(slot->name)))
-				return -ENOMEM;
-			break;
+			if (hit) {
+				while (*nr > first)
+					free((*syms)[--*nr].name);
+				return 1;
+			}
+			hit = slot;
 		}
+		if (!hit)
+			continue;
+		if (*nr >= SECTSYMS_MAX)
+			return 0;
+		if (push(syms, nr, cap, sh->sh_addr + off + bias, len, plt_name(hit->name)))
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * read_plt() with the section's entry size; where it gives none, 16 bytes
+ * (every PLT but an old .plt.got), else 8.
+ */
+static int read_plt_section(const GElf_Shdr *sh, Elf_Data *d, const struct got_slot *slots,
+			    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, int *cap)
+{
+	__u64 ent = sh->sh_entsize;
+	int ret;
+
+	if (ent && (ent < JMP_RIP_LEN || ent > PLT_ENTRY_MAX))
+		return 0;
+	ret = read_plt(sh, d, ent ? ent : 16, slots, nr_slots, bias, syms, nr, cap);
+	if (ret == 1 && !ent)
+		ret = read_plt(sh, d, 8, slots, nr_slots, bias, syms, nr, cap);
+	return ret < 0 ? ret : 0;
 }
 
 int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
@@ -157,6 +231,7 @@ int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
 	struct got_slot *slots = NULL;
 	size_t shstrndx, nr_slots = 0;
 	int nr = 0, cap = 0, err = 0;
+	unsigned int seen = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	bool x86;
@@ -165,26 +240,28 @@ int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
 	if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	x86 = eh.e_machine == EM_X86_64 && eh.e_ident[EI_DATA] == ELFDATA2LSB;
-	if (x86 && (err = read_got_slots(elf, &slots, &nr_slots)))
+	if (x86 && (err = read_got_slots(elf, shstrndx, &slots, &nr_slots)))
 		goto cleanup;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
 		Elf_Data *d;
 		GElf_Shdr sh;
+		int which;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name)
+		which = first_of(elf_strptr(elf, shstrndx, sh.sh_name), code_names,
+				 sizeof(code_names) / sizeof(code_names[0]), &seen);
+		if (which < 0)
 			continue;
-		if (!strcmp(name, ".init") || !strcmp(name, ".fini")) {
+		if (which < 2) { /* .init, .fini */
 			err = push(syms, &nr, &cap, sh.sh_addr + bias, sh.sh_size,
-				   strdup(name[1] == 'i' ? "_init" : "_fini"));
-		} else if (x86 && nr_slots && !strncmp(name, ".plt", 4)) {
+				   strdup(which ? "_fini" : "_init"));
+		} else if (x86 && nr_slots) {
 			d = elf_getdata(scn, NULL);
 			if (d)
-				err = read_plt(&sh, d, slots, nr_slots, bias, syms, &nr, &cap);
+				err = read_plt_section(&sh, d, slots, nr_slots, bias, syms, &nr,
+							       &cap);
 		}
 		if (err)
 			goto cleanup;

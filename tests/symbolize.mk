@@ -17,6 +17,7 @@
 #   libwpfix-bidbad.debug     .gnu_debuglink, is another build's with another build-id
 #   wpcxx                     C++: namespaces, a class, a template, an inlined method
 #   wpjit                     an anonymous executable region named by a perf map
+#   libwpplt*.so              PLT stubs of each layout, for tests/unit/test_sectsyms.c
 # Each stripped build has a build-id of its own: the symbolizer shares one index
 # between files of one build-id, which would name them through libwpfix.so.
 # -O2 so that GCC makes the .constprop clones whose names are checked.
@@ -151,6 +152,23 @@ $(FIX_DIR)/wpjit: tests/fixtures/wpjit.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
+
+# PLT stubs of each layout (tests/unit/test_sectsyms.c): lazy .plt with 8-byte
+# .plt.got stubs, and IBT's .plt.sec with 16-byte ones; stripped, as most
+# libraries are.
+$(FIX_DIR)/libwpplt.so: tests/fixtures/wpplt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -s $< -o $@
+
+$(FIX_DIR)/libwpplt-ibt.so: tests/fixtures/wpplt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -s -fcf-protection -Wl,-z,ibtplt $< -o $@
+
+PLT_FIXTURES := $(addprefix $(FIX_DIR)/,libwpplt.so libwpplt-ibt.so)
+$(OUT)/tests/test_sectsyms: | $(PLT_FIXTURES)
+TEST_FIXTURES += $(PLT_FIXTURES)
 
 SYMBOLIZE_FIXTURES := $(addprefix $(FIX_DIR)/,wpfix wpfix-nopie libwpfix.so \
 	libwpfix-stripped.so libwpfix-debuglink.so libwpfix-debuglink.debug \
