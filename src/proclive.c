@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Process ends from pidfds: see proclive.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -94,12 +95,28 @@ static int open_pidfd(struct proclive *l, int pid, __u64 start)
 	return fd;
 }
 
+/* Give @w a pidfd in the epoll set, if the budget has room: whether it has one now. */
+static bool give_pidfd(struct proclive *l, struct watch *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = l->nr_fds < l->max_fds ? open_pidfd(l, w->pid, w->start) : -1;
+
+	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)w->pid;
+	if (fd >= 0 && epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		return false;
+	w->fd = fd;
+	l->nr_fds++;
+	return true;
+}
+
 void proclive__watch(struct proclive *l, int pid, __u64 start)
 {
 	struct watch *w = l ? hmap__get(&l->by_pid, pid, 0) : NULL;
-	struct epoll_event ev = { .events = EPOLLIN };
 	void *old = NULL;
-	int fd;
 
 	if (!l)
 		return;
@@ -117,18 +134,8 @@ void proclive__watch(struct proclive *l, int pid, __u64 start)
 		return;
 	}
 	*w = (struct watch){ .pid = pid, .fd = -1, .start = start };
-	fd = l->nr_fds < l->max_fds ? open_pidfd(l, pid, start) : -1;
-	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)pid;
-	if (fd >= 0 && epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		close(fd);
-		fd = -1;
-	}
-	if (fd < 0) {
+	if (!give_pidfd(l, w))
 		l->st.unwatched++;
-		return;
-	}
-	w->fd = fd;
-	l->nr_fds++;
 }
 
 void proclive__collect(struct proclive *l)
@@ -184,9 +191,14 @@ bool proclive__alive(struct proclive *l, int pid, __u64 start)
 	if (l)
 		l->st.asked++;
 	alive = !procmaps__start_time(pid, &now) && now == start;
+	if (!w || w->start != start)
+		return alive;
 	/* one left to /proc: its entry is told ended, and goes at the next collect */
-	if (w && w->start == start && !alive)
+	if (!alive)
 		w->ended_round = l->round;
+	/* alive, and pidfds ended since: the kernel tells its end from now on */
+	else if (give_pidfd(l, w))
+		l->st.late++;
 	return alive;
 }
 

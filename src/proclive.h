@@ -6,7 +6,7 @@
  * /proc/PID/stat of each one at every drain took 4.8% of a CPU beside 2000
  * idle processes (wprof record -a; 0.35% with pidfds, make bench). A process
  * that has no pidfd (the fd budget is spent, or the kernel predates pidfds)
- * is asked through /proc.
+ * is asked through /proc, and given one once ends have freed some budget.
  */
 #ifndef WPROF_PROCLIVE_H
 #define WPROF_PROCLIVE_H
@@ -24,7 +24,8 @@ void proclive__free(struct proclive *l);
  * Watch process @pid, read as started at @start (clock ticks since boot,
  * procmaps__start_time()): call once its state is made. A pid known already
  * for the same start is left as it is. One that gets no pidfd is asked of
- * /proc (proclive__alive()) until it ends: it is not tried again.
+ * /proc (proclive__alive()), and gets one there, alive, when the budget has
+ * room again.
  */
 void proclive__watch(struct proclive *l, int pid, __u64 start);
 /*
@@ -38,6 +39,7 @@ bool proclive__alive(struct proclive *l, int pid, __u64 start);
 struct proclive_stats {
 	size_t watched;   /* processes with a pidfd now */
 	size_t unwatched; /* processes that got none (past the budget, or no pidfds) */
+	size_t late;      /* of those, given one later (the budget had room again) */
 	size_t ended;     /* ends the kernel reported */
 	size_t asked;     /* proclive__alive() answers from /proc */
 };

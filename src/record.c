@@ -381,8 +381,8 @@ static void print_own_costs(const struct recorder *r)
 			ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
 	proclive__stats(r->live, &st);
 	pr_info("process ends: %zu told by pidfds; %zu processes still watched, %zu with no "
-		"pidfd (%zu answers read from /proc)", st.ended, st.watched, st.unwatched,
-		st.asked);
+		"pidfd at first (%zu given one later; %zu answers read from /proc)", st.ended,
+		st.watched, st.unwatched, st.late, st.asked);
 }
 
 /*

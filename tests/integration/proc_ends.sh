@@ -71,8 +71,8 @@ for mode in auto proc; do
 	check "$mode: wprof exits 0 (got $WAIT_RC)" test "$WAIT_RC" -eq 0
 	line=$(grep '^wprof: process ends:' "$TMP/$mode.err")
 	log "$line"
-	read -r told watched unwatched asked < <(echo "$line" |
-		sed -n 's/.*: \([0-9]*\) told by pidfds; \([0-9]*\) processes still watched, \([0-9]*\) with no pidfd (\([0-9]*\) answers.*/\1 \2 \3 \4/p')
+	read -r told watched unwatched late asked < <(echo "$line" |
+		sed -n 's/.*: \([0-9]*\) told by pidfds; \([0-9]*\) processes still watched, \([0-9]*\) with no pidfd at first (\([0-9]*\) given one later; \([0-9]*\) answers.*/\1 \2 \3 \4 \5/p')
 	if ! is_num "$told" || ! is_num "$asked"; then
 		not_ok "$mode: no 'process ends' line in --stats"
 		continue
@@ -83,6 +83,7 @@ for mode in auto proc; do
 	else
 		check "proc: no end told by a pidfd ($told)" test "$told" -eq 0
 		check "proc: no process watched ($watched)" test "$watched" -eq 0
+		check "proc: none given a pidfd later ($late)" test "$late" -eq 0
 		check_ge "proc: processes with no pidfd" "$unwatched" "$N"
 		check_ge "proc: answers read from /proc" "$asked" "$N"
 	fi

@@ -34,7 +34,10 @@ static pid_t child(int *wfd)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		close(fds[1]);
+		/* no other child's write end either: each ends when its own closes */
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != fds[0])
+				close(fd);
 		_exit(read(fds[0], &c, 1) < 0);
 	}
 	close(fds[0]);
@@ -115,6 +118,60 @@ out:
 	proclive__free(l);
 }
 
+/*
+ * A budget of one pidfd: the second child gets none at first, is asked of
+ * /proc, and gets the pidfd once the first child's end freed it; then its
+ * own end comes from the kernel, with no more answers from /proc.
+ */
+static void test_late_pidfd(void)
+{
+	struct proclive *l = proclive__new(1);
+	struct proclive_stats st;
+	__u64 start1, start2;
+	int wfd1 = -1, wfd2 = -1;
+	pid_t pid1 = child(&wfd1), pid2 = child(&wfd2);
+
+	if (!CHECK(l && pid1 > 0 && pid2 > 0 && !procmaps__start_time(pid1, &start1) &&
+			   !procmaps__start_time(pid2, &start2),
+		   "a watcher with room for one pidfd, and two children"))
+		goto out;
+	proclive__watch(l, pid1, start1);
+	proclive__watch(l, pid2, start2);
+	proclive__stats(l, &st);
+	CHECK(st.watched == 1 && st.unwatched == 1, "one watched, one not (%zu, %zu)", st.watched,
+	      st.unwatched);
+	proclive__collect(l);
+	CHECK(proclive__alive(l, pid2, start2), "the second alive, from /proc");
+	proclive__stats(l, &st);
+	CHECK(st.late == 0 && st.asked == 1, "no room yet: no pidfd for it (late %zu, asked %zu)",
+	      st.late, st.asked);
+	close(wfd1);
+	wfd1 = -1;
+	CHECK(ends(l, pid1, start1), "the first ended");
+	waitpid(pid1, NULL, 0);
+	pid1 = -1;
+	CHECK(proclive__alive(l, pid2, start2), "the second still alive, from /proc");
+	proclive__stats(l, &st);
+	CHECK(st.late == 1 && st.watched == 1, "and given the freed pidfd (late %zu, watched %zu)",
+	      st.late, st.watched);
+	close(wfd2);
+	wfd2 = -1;
+	CHECK(ends(l, pid2, start2), "the second ended");
+	proclive__stats(l, &st);
+	CHECK_EQ_U64(st.asked, 2, "its end from the pidfd: no more answers from /proc");
+	CHECK_EQ_U64(st.ended, 2, "two ends told by pidfds");
+out:
+	if (wfd1 >= 0)
+		close(wfd1);
+	if (wfd2 >= 0)
+		close(wfd2);
+	if (pid1 > 0)
+		waitpid(pid1, NULL, 0);
+	if (pid2 > 0)
+		waitpid(pid2, NULL, 0);
+	proclive__free(l);
+}
+
 static void test_no_budget(void)
 {
 	struct proclive *l = proclive__new(0);
@@ -157,6 +214,7 @@ int main(void)
 		close(fd);
 		test_end_of_child();
 		test_wrong_start();
+		test_late_pidfd();
 	} else {
 		printf("skip main: no pidfds here (pidfd_open: %s)\n", strerror(errno));
 	}
