@@ -81,7 +81,10 @@ while time.monotonic() < end:
 	s.sendall(b"get k1\r\n")
 	data = b""
 	while not data.endswith(b"END\r\n"):
-		data += s.recv(4096)
+		chunk = s.recv(4096)
+		if not chunk:
+			sys.exit("memcached closed the connection")
+		data += chunk
 	time.sleep(0.0002)
 PY
 for c in 1 2; do
