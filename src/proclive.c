@@ -81,6 +81,9 @@ static int open_pidfd(struct proclive *l, int pid, __u64 start)
 	if (fd < 0) {
 		if (errno == ENOSYS || errno == EPERM) /* before Linux 5.3, or a filter: never */
 			l->max_fds = 0;
+		/* out of fds after all: the budget is what is open, and no more tries */
+		else if (errno == EMFILE || errno == ENFILE)
+			l->max_fds = l->nr_fds;
 		return -1;
 	}
 	/*
