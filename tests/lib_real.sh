@@ -209,3 +209,27 @@ rs_check_blocked()
 		return
 	done
 }
+
+# rs_schedcmp NAME PIDS [schedcmp.py options]: record PIDS (comma-separated)
+# for RS_SECONDS into $TMP/NAME.json, comparing every thread's times with its
+# schedstat (tests/tools/schedcmp.py, report in $TMP/NAME.out); prints the
+# recording's summary and the report. Returns schedcmp's status (0 within
+# bounds, 1 not); fails the test if the recording failed or its JSON is not
+# wprof's.
+rs_schedcmp()
+{
+	local name=$1 pids=$2 rc
+
+	shift 2
+	log "wprof record -p $pids -d $RS_SECONDS -f json"
+	"$RS_PYTHON" "$(dirname "$STACKCMP")/schedcmp.py" --pids "$pids" --seconds "$RS_SECONDS" \
+		--json "$TMP/$name.json" --stderr "$TMP/$name.err" "$@" \
+		-- timeout --foreground -k 5 60 "$WPROF" record -p "$pids" -d "$RS_SECONDS" -f json \
+		-o "$TMP/$name.json" >"$TMP/$name.out"
+	rc=$?
+	grep -v '^wprof:   tid' "$TMP/$name.err" | sed 's/^/#   /' | head -12
+	cat "$TMP/$name.out"
+	[ "$rc" -eq 2 ] && fatal "the recording failed"
+	check_json "$TMP/$name.json"
+	return "$rc"
+}

@@ -92,16 +92,8 @@ for c in 1 2; do
 	wait_line "$TMP/client$c.log" '^ready$' 10 || fatal "client $c did not start: $(head -3 "$TMP/client$c.log")"
 done
 sleep 0.5
-log "wprof record -p $pid -d $RS_SECONDS -f json, memcached under load"
-"$RS_PYTHON" "$(dirname "$STACKCMP")/schedcmp.py" --pids "$pid" --seconds "$RS_SECONDS" \
-	--json "$TMP/load.json" --stderr "$TMP/load.err" --label "$pid=memcached" \
-	--need "$pid:2:300" \
-	-- timeout --foreground -k 5 60 "$WPROF" record -p "$pid" -d "$RS_SECONDS" -f json \
-	-o "$TMP/load.json" >"$TMP/load.out"
+log "memcached under load"
+rs_schedcmp load "$pid" --label "$pid=memcached" --need "$pid:2:300"
 rc=$?
-grep -v '^wprof:   tid' "$TMP/load.err" | sed 's/^/#   /' | head -12
-cat "$TMP/load.out"
-[ "$rc" -eq 2 ] && fatal "the recording failed"
-check_json "$TMP/load.json"
 check "schedcmp.py: every memcached thread within its bounds, two busy enough" test "$rc" -eq 0
 finish

@@ -72,21 +72,12 @@ sleep 1 # node compiles and starts its pool, Go its threads
 log "node $node_pid ($("$NODE" --version)), python3 $py_pid, gohttp $go_pid"
 
 pids=$node_pid,$py_pid,$go_pid
-log "wprof record -p $pids -d $RS_SECONDS -f json"
-"$RS_PYTHON" "$(dirname "$STACKCMP")/schedcmp.py" --pids "$pids" --seconds "$RS_SECONDS" \
-	--json "$TMP/out.json" --stderr "$TMP/rec.err" \
-	--label "$node_pid=node" --label "$py_pid=python3" --label "$go_pid=gohttp" \
-	--need "$node_pid:4:300" --need "$py_pid:1:300" \
-	-- timeout --foreground -k 5 60 "$WPROF" record -p "$pids" -d "$RS_SECONDS" -f json \
-	-o "$TMP/out.json" >"$TMP/cmp.out"
+rs_schedcmp out "$pids" --label "$node_pid=node" --label "$py_pid=python3" \
+	--label "$go_pid=gohttp" --need "$node_pid:4:300" --need "$py_pid:1:300"
 rc=$?
-grep -v '^wprof:   tid' "$TMP/rec.err" | sed 's/^/#   /' | head -12
-cat "$TMP/cmp.out"
-[ "$rc" -eq 2 ] && fatal "the recording failed"
-check_json "$TMP/out.json"
 # sysmon by its stack (Go keeps frame pointers: real_go.sh checks them)
 sysmon=$(json_eval "$TMP/out.json" "sorted({s['tid'] for s in stacks(frame='runtime[.]sysmon')})")
-runs=$(awk -v t="$sysmon" '$1 == "#" && $3 == t { print $4 }' "$TMP/cmp.out")
+runs=$(awk -v t="$sysmon" '$1 == "#" && $3 == t { print $4 }' "$TMP/out.out")
 log "Go's sysmon: tid ${sysmon:-?}, ${runs:-?} runs in the window"
 check_ge "Go's sysmon (the thread under runtime.sysmon) ran many times in the window" "${runs:-0}" 100
 check "schedcmp.py: every thread within its bounds, every workload busy enough" \
