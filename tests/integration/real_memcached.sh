@@ -3,10 +3,10 @@
 #
 # Stacks of a real, stripped, FP-less program against gdb: Debian's
 # memcached, with 4 worker threads, on a unix socket. Its binary has no
-# .symtab, so every frame of its own is named by file and offset. Five of its
+# .symtab, so every frame of its own is named by file and offset. Four of its
 # threads block in one libc function, pthread_cond_wait, each under another
 # of memcached's functions (mc-log, mc-assocmaint, mc-itemcrawler,
-# mc-slabmaint and the storage/ext threads where built in): a profiler that
+# mc-slabmaint in Debian 12's 1.6.18): a profiler that
 # gives one thread blocked in an FP-less libc function another's callers
 # shows them all under one caller. The four mc-worker threads and the main
 # thread wait in epoll_wait under libevent's event_base_loop, from two
