@@ -273,6 +273,21 @@ check_folded()
 	fi
 }
 
+# unseen_switches NAME: how many switches of recorded threads the summary of
+# run NAME timed from the thread's run time when next seen: resumes the
+# kernel gave no sched_switch event for (this VM's 6.18 does that a few
+# times a second; bpftrace misses them too). Where no program runs at every
+# resume (the resume task work), the block before each is timed exactly but
+# has no stack: a "[no stack]" block of its thread. 0 when there were none.
+unseen_switches()
+{
+	local n
+
+	n=$(sed -n 's/.*timed otherwise: .* \([0-9][0-9]*\) from its run time when next seen.*/\1/p' \
+		"$TMP/$1.err")
+	echo "${n:-0}"
+}
+
 # Folded-line fields. With FOLD_TAG_LEAF=1 the tag is the last frame and
 # the comm the first; otherwise tag first, comm second. Frames passed to
 # FRAME_ERE tests exclude tag and comm.

@@ -73,9 +73,7 @@ log "short: $sc blocks, $st us, max $sm; long: $lc blocks, $lt us, max $lm"
 # exactly but has no stack (where the resume task work walks, see the
 # README): it is a [no stack] block of its thread, allowed only as often as
 # the summary reports such switches.
-unseen=$(sed -n 's/.*timed otherwise: .* \([0-9][0-9]*\) from its run time when next seen.*/\1/p' \
-	"$TMP/rec.err")
-unseen=${unseen:-0}
+unseen=$(unseen_switches rec)
 sn=$(json_eval "$TMP/out.json" 'total(stacks("off-cpu:sleep", "short", r"\[no stack\]"), "count")')
 ln=$(json_eval "$TMP/out.json" 'total(stacks("off-cpu:sleep", "long", r"\[no stack\]"), "count")')
 log "switches with no sched_switch event: $unseen; blocks without a stack: short $sn, long $ln"

@@ -55,9 +55,7 @@ check_folded "$TMP/out.folded"
 
 LOCK_FRAMES='.*(pthread_mutex_lock|__lll_lock_wait|futex_wait).*'
 # switches with no sched_switch event, timed from the thread's run time
-unseen=$(sed -n 's/.*timed otherwise: .* \([0-9][0-9]*\) from its run time when next seen.*/\1/p' \
-	"$TMP/rec.err")
-unseen=${unseen:-0}
+unseen=$(unseen_switches rec)
 sum_sleep=0
 sum_lock=0
 sum_blocked=0
