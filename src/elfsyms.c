@@ -196,10 +196,12 @@ struct tsym {
 	__u64 start, size;
 	const char *name;
 	__u32 rank;
-	bool section; /* from sectsyms: a name to keep whole ("f@plt") */
 };
 
-/* Below every symbol's rank: a symbol table's own name at an address wins. */
+/*
+ * Below every symbol's rank: a symbol table's own name at an address wins.
+ * It marks a name from sectsyms, kept whole ("f@plt").
+ */
 #define SECTSYM_RANK UINT32_MAX
 
 /*
@@ -277,7 +279,7 @@ static __u64 segment_end(const struct elfsyms *e, __u64 addr)
 /* Length of a name as it is kept. */
 static size_t kept_len(const struct tsym *t)
 {
-	return t->section ? strlen(t->name) : unversioned_len(t->name);
+	return t->rank == SECTSYM_RANK ? strlen(t->name) : unversioned_len(t->name);
 }
 
 /*
@@ -304,7 +306,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod, Elf *elf)
 		return -ENOMEM;
 	}
 	for (i = 0; i < (size_t)nr_ss; i++)
-		t[nr++] = (struct tsym){ ss[i].start, ss[i].size, ss[i].name, SECTSYM_RANK, true };
+		t[nr++] = (struct tsym){ ss[i].start, ss[i].size, ss[i].name, SECTSYM_RANK };
 	for (i = 1; i < (size_t)n; i++) {
 		const char *name;
 		GElf_Word shndx;
@@ -320,7 +322,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod, Elf *elf)
 			continue;
 		if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
 			continue;
-		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name), false };
+		t[nr++] = (struct tsym){ addr, sym.st_size, name, sym_rank(&sym, name) };
 	}
 	qsort(t, nr, sizeof(*t), tsym_cmp);
 	/* The best-ranked name of each address first; the biggest size of the group. */
@@ -352,8 +354,7 @@ static int read_symbols(struct elfsyms *e, Dwfl_Module *mod, Elf *elf)
 		else
 			fs->end = segment_end(e, t[i].start);
 		fs->name = names_len;
-		fs->mangled = !t[i].section &&
-			      (!strncmp(t[i].name, "_Z", 2) || !strncmp(t[i].name, "_R", 2));
+		fs->mangled = !strncmp(t[i].name, "_Z", 2) || !strncmp(t[i].name, "_R", 2);
 		memcpy(e->names + names_len, t[i].name, len);
 		e->names[names_len + len] = '\0';
 		names_len += len + 1;
@@ -618,6 +619,27 @@ bool elfsyms__addr(struct elfsyms *e, __u64 file_off, bool exec, __u64 *addr)
 	return true;
 }
 
+/*
+ * The demangled form of a kept name, malloc'd: a name from sectsyms keeps
+ * its suffix ("_ZN1a1fEv@plt" is "a::f@plt"; a kept symbol table name has
+ * no '@'). NULL: print it as it is.
+ */
+static char *demangle_kept(const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+	char *base, *d, *out;
+
+	if (!at)
+		return demangle__name(name);
+	base = strndup(name, at - name);
+	d = base ? demangle__name(base) : NULL;
+	free(base);
+	if (!d || asprintf(&out, "%s%s", d, at) < 0)
+		out = NULL;
+	free(d);
+	return out;
+}
+
 const char *elfsyms__find(struct elfsyms *e, __u64 addr)
 {
 	size_t i, lo = 0, hi = e->nr_syms;
@@ -646,7 +668,7 @@ const char *elfsyms__find(struct elfsyms *e, __u64 addr)
 		return e->names + fs->name;
 	i = fs - e->syms;
 	if (!e->demangled[i]) {
-		e->demangled[i] = demangle__name(e->names + fs->name);
+		e->demangled[i] = demangle_kept(e->names + fs->name);
 		if (!e->demangled[i])
 			e->demangled[i] = NOT_MANGLED;
 	}

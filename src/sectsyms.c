@@ -9,10 +9,12 @@
  * "jmp *disp32(%rip)" (ff 25), whose target is a GOT slot that a
  * JUMP_SLOT or GLOB_DAT relocation names. Counting entries from the start
  * of .plt instead would misname every stub of a layout it did not expect.
- * An entry whose slot no relocation names (PLT0, IBT's lazy .plt entries)
- * keeps no name. The entries are sh_entsize long; where a linker left that
- * 0, 16 bytes, or 8 if a 16-byte window holds two stubs (one name must
- * never cover another stub: a wrong name is worse than none).
+ * An entry whose slot no relocation names (PLT0, IBT's lazy .plt entries,
+ * an IRELATIVE slot) keeps no name. The entries are sh_entsize long; where
+ * a linker left that 0, 16 bytes, or 8 if a 16-byte window holds two
+ * stubs, named or not (one name must never cover another stub: a wrong
+ * name is worse than none). Names are kept mangled ("_ZN1a1fEv@plt"): the
+ * symbolizer demangles those it prints, as it does the symbol table's.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
 #include "sectsyms.h"
+#include "util.h"
 
 /* A PLT entry is never longer: bigger sh_entsize values are not PLTs we know. */
 #define PLT_ENTRY_MAX 32
@@ -53,7 +55,7 @@ static int first_of(const char *name, const char *const *names, int nr, unsigned
 
 struct got_slot {
 	__u64 addr; /* ELF vaddr */
-	const char *name; /* in the ELF's string table */
+	const char *name; /* in the ELF's string table; NULL: relocated to no named symbol */
 };
 
 static int slot_cmp(const void *a, const void *b)
@@ -63,26 +65,21 @@ static int slot_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int push(struct sectsym **syms, int *nr, int *cap, __u64 start, __u64 size, char *name)
+static int push(struct sectsym **syms, int *nr, size_t *cap, __u64 start, __u64 size, char *name)
 {
-	if (!name)
+	if (!name || array_reserve(syms, cap, *nr, sizeof(**syms), 16)) {
+		free(name);
 		return -ENOMEM;
-	if (*nr == *cap) {
-		int ncap = *cap ? *cap * 2 : 16;
-		struct sectsym *n = realloc(*syms, ncap * sizeof(*n));
-
-		if (!n) {
-			free(name);
-			return -ENOMEM;
-		}
-		*syms = n;
-		*cap = ncap;
 	}
 	(*syms)[(*nr)++] = (struct sectsym){ start, size, name };
 	return 0;
 }
 
-/* The GOT slots that dynamic relocations bind to a named symbol, sorted. */
+/*
+ * The GOT slots that dynamic relocations fill with a function's address,
+ * sorted: named after the symbol they bind to, or unnamed (IRELATIVE, no
+ * symbol), which still tells a stub is there.
+ */
 static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, size_t *nr)
 {
 	unsigned int seen = 0;
@@ -99,7 +96,7 @@ static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, si
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
 		    first_of(elf_strptr(elf, shstrndx, sh.sh_name), rela_names,
-			     sizeof(rela_names) / sizeof(rela_names[0]), &seen) < 0)
+			     ARRAY_SIZE(rela_names), &seen) < 0)
 			continue;
 		symscn = elf_getscn(elf, sh.sh_link);
 		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
@@ -110,7 +107,7 @@ static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, si
 			continue;
 		count = rel->d_size / sh.sh_entsize;
 		for (i = 0; i < count; i++) {
-			const char *name;
+			const char *name = NULL;
 			GElf_Rela r;
 			GElf_Sym s;
 			int type;
@@ -118,24 +115,19 @@ static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, si
 			if (!gelf_getrela(rel, i, &r))
 				break;
 			type = GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+			    type != R_X86_64_IRELATIVE)
 				continue;
-			if (!GELF_R_SYM(r.r_info) || !gelf_getsym(sym, GELF_R_SYM(r.r_info), &s))
-				continue;
-			name = elf_strptr(elf, symsh.sh_link, s.st_name);
-			if (!name || !name[0])
-				continue;
+			if (type != R_X86_64_IRELATIVE && GELF_R_SYM(r.r_info) &&
+			    gelf_getsym(sym, GELF_R_SYM(r.r_info), &s)) {
+				name = elf_strptr(elf, symsh.sh_link, s.st_name);
+				if (name && !name[0])
+					name = NULL;
+			}
 			if (*nr >= SECTSYMS_MAX)
 				break;
-			if (*nr == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct got_slot *n = realloc(*slots, ncap * sizeof(*n));
-
-				if (!n)
-					return -ENOMEM;
-				*slots = n;
-				cap = ncap;
-			}
+			if (array_reserve(slots, &cap, *nr, sizeof(**slots), 64))
+				return -ENOMEM;
 			(*slots)[(*nr)++] = (struct got_slot){ r.r_offset, name };
 		}
 	}
@@ -144,18 +136,15 @@ static int read_got_slots(Elf *elf, size_t shstrndx, struct got_slot **slots, si
 	return 0;
 }
 
-/* "NAME@plt", with NAME demangled as the other symbols are. */
+/* "NAME@plt" */
 static char *plt_name(const char *target)
 {
-	char *d = demangle__name(target), *name;
+	char *name;
 
-	if (asprintf(&name, "%s@plt", d ? d : target) < 0)
-		name = NULL;
-	free(d);
-	return name;
+	return asprintf(&name, "%s@plt", target) < 0 ? NULL : name;
 }
 
-/* The slot the "jmp *disp32(%rip)" at @b (section address @addr) reads, if a relocation names it. */
+/* The slot the "jmp *disp32(%rip)" at @b (section address @addr) reads, if a relocation fills it. */
 static const struct got_slot *jmp_slot(const unsigned char *b, __u64 addr,
 				       const struct got_slot *slots, size_t nr_slots)
 {
@@ -171,12 +160,13 @@ static const struct got_slot *jmp_slot(const unsigned char *b, __u64 addr,
 
 /*
  * The stubs of one PLT section, entries of @ent bytes: each named by the
- * slot its jmp reads. 1, with nothing added, if an entry holds two such
- * jmps: the entries are smaller than @ent (an old linker's .plt.got with no
- * sh_entsize), and one name would cover the next stub.
+ * slot its jmp reads, if that has a name. 1, with nothing added, if an
+ * entry holds two such jmps: the entries are smaller than @ent (an old
+ * linker's .plt.got with no sh_entsize), and one name would cover the next
+ * stub.
  */
 static int read_plt(const GElf_Shdr *sh, Elf_Data *d, __u64 ent, const struct got_slot *slots,
-		    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, int *cap)
+		    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, size_t *cap)
 {
 	const unsigned char *b = d->d_buf;
 	int first = *nr;
@@ -186,7 +176,7 @@ static int read_plt(const GElf_Shdr *sh, Elf_Data *d, __u64 ent, const struct go
 		__u64 len = d->d_size - off < ent ? d->d_size - off : ent;
 		const struct got_slot *hit = NULL, *slot;
 
-		/* the first jmp that reads a named slot; a false match in an immediate before it reads none */
+		/* the first jmp that reads a relocated slot; a false match in an immediate before it reads none */
 		for (__u64 p = 0; p + JMP_RIP_LEN <= len; p++) {
 			slot = jmp_slot(b + off + p, sh->sh_addr + off + p, slots, nr_slots);
 			if (!slot)
@@ -198,7 +188,7 @@ static int read_plt(const GElf_Shdr *sh, Elf_Data *d, __u64 ent, const struct go
 			}
 			hit = slot;
 		}
-		if (!hit)
+		if (!hit || !hit->name)
 			continue;
 		if (*nr >= SECTSYMS_MAX)
 			return 0;
@@ -213,7 +203,7 @@ static int read_plt(const GElf_Shdr *sh, Elf_Data *d, __u64 ent, const struct go
  * (every PLT but an old .plt.got), else 8.
  */
 static int read_plt_section(const GElf_Shdr *sh, Elf_Data *d, const struct got_slot *slots,
-			    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, int *cap)
+			    size_t nr_slots, __u64 bias, struct sectsym **syms, int *nr, size_t *cap)
 {
 	__u64 ent = sh->sh_entsize;
 	int ret;
@@ -229,8 +219,8 @@ static int read_plt_section(const GElf_Shdr *sh, Elf_Data *d, const struct got_s
 int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
 {
 	struct got_slot *slots = NULL;
-	size_t shstrndx, nr_slots = 0;
-	int nr = 0, cap = 0, err = 0;
+	size_t shstrndx, nr_slots = 0, cap = 0;
+	int nr = 0, err = 0;
 	unsigned int seen = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -251,7 +241,7 @@ int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
 		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
 			continue;
 		which = first_of(elf_strptr(elf, shstrndx, sh.sh_name), code_names,
-				 sizeof(code_names) / sizeof(code_names[0]), &seen);
+				 ARRAY_SIZE(code_names), &seen);
 		if (which < 0)
 			continue;
 		if (which < 2) { /* .init, .fini */
@@ -268,12 +258,11 @@ int sectsyms__read(Elf *elf, __u64 bias, struct sectsym **syms)
 	}
 cleanup:
 	free(slots);
-	if (err) {
+	if (err || !nr) { /* also an array left empty by a stride retried */
 		sectsyms__free(*syms, nr);
 		*syms = NULL;
-		return err;
 	}
-	return nr;
+	return err ? err : nr;
 }
 
 void sectsyms__free(struct sectsym *syms, int nr)
