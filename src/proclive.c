@@ -25,6 +25,8 @@ struct watch {
 struct proclive {
 	int epfd;
 	size_t max_fds, nr_fds;
+	size_t closed;	       /* pidfds closed so far */
+	size_t closed_at_fail; /* `closed` at the last try that found no fd, plus 1; 0: none */
 	__u64 round; /* proclive__collect() calls */
 	struct hmap by_pid; /* pid -> struct watch */
 	struct proclive_stats st;
@@ -52,6 +54,7 @@ static void unwatch(struct proclive *l, struct watch *w)
 	close(w->fd);
 	w->fd = -1;
 	l->nr_fds--;
+	l->closed++;
 }
 
 void proclive__free(struct proclive *l)
@@ -72,48 +75,84 @@ void proclive__free(struct proclive *l)
 	free(l);
 }
 
-/* A pidfd of @pid, if @pid is still the process that started at @start; else -1. */
+/*
+ * Whether @pid is still the process that started at @start, from /proc. Yes
+ * where that cannot be read (no fd free, say): its state is kept, and it is
+ * asked again at the next drain. Only a process gone, or a pid of another,
+ * is an end.
+ */
+static bool proc_alive(int pid, __u64 start)
+{
+	__u64 now;
+	int err = procmaps__start_time(pid, &now);
+
+	return err ? err != -ESRCH : now == start;
+}
+
+/*
+ * A pidfd of @pid, if @pid is still the process that started at @start;
+ * -ESRCH if it is not, another -errno if none could be had.
+ */
 static int open_pidfd(struct proclive *l, int pid, __u64 start)
 {
 	__u64 now;
-	int fd = syscall(SYS_pidfd_open, pid, 0);
+	int fd = syscall(SYS_pidfd_open, pid, 0), err;
 
 	if (fd < 0) {
-		if (errno == ENOSYS || errno == EPERM) /* before Linux 5.3, or a filter: never */
+		err = -errno;
+		if (err == -ENOSYS || err == -EPERM) /* before Linux 5.3, or a filter: never */
 			l->max_fds = 0;
-		/* out of fds after all: the budget is what is open, and no more tries */
-		else if (errno == EMFILE || errno == ENFILE)
-			l->max_fds = l->nr_fds;
-		return -1;
+		return err;
 	}
 	/*
 	 * The pidfd is of whatever process has the pid now. It is the one
 	 * read before if it still has that start time: a pid is reused only
 	 * after its process is gone.
 	 */
-	if (procmaps__start_time(pid, &now) || now != start) {
+	err = procmaps__start_time(pid, &now);
+	if (!err && now != start)
+		err = -ESRCH;
+	if (err) {
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }
 
-/* Give @w a pidfd in the epoll set, if the budget has room: whether it has one now. */
-static bool give_pidfd(struct proclive *l, struct watch *w)
+/*
+ * Give @w a pidfd in the epoll set, if the budget has room: 1 if it has one
+ * now, 0 if not (it is asked of /proc), -ESRCH if its process is gone.
+ * After a try that found no fd (or no room in the epoll set), none until a
+ * pidfd has been closed since. Out of fds (EMFILE, ENFILE), the budget
+ * becomes half of the pidfds open: the rest of wprof needs fds too (the
+ * symbolizer's files, /proc reads), and would find none at the old budget.
+ */
+static int give_pidfd(struct proclive *l, struct watch *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fd = l->nr_fds < l->max_fds ? open_pidfd(l, w->pid, w->start) : -1;
+	int fd;
 
+	if (l->nr_fds >= l->max_fds || l->closed_at_fail == l->closed + 1)
+		return 0;
+	fd = open_pidfd(l, w->pid, w->start);
+	if (fd == -ESRCH)
+		return -ESRCH;
 	ev.data.u64 = (__u64)(__u32)fd << 32 | (__u32)w->pid;
 	if (fd >= 0 && epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int err = -errno;
+
 		close(fd);
-		fd = -1;
+		fd = err;
 	}
-	if (fd < 0)
-		return false;
+	if (fd < 0) {
+		if (fd == -EMFILE || fd == -ENFILE)
+			l->max_fds = l->nr_fds / 2;
+		l->closed_at_fail = l->closed + 1;
+		return 0;
+	}
 	w->fd = fd;
 	l->nr_fds++;
-	return true;
+	return 1;
 }
 
 void proclive__watch(struct proclive *l, int pid, __u64 start)
@@ -137,7 +176,7 @@ void proclive__watch(struct proclive *l, int pid, __u64 start)
 		return;
 	}
 	*w = (struct watch){ .pid = pid, .fd = -1, .start = start };
-	if (!give_pidfd(l, w))
+	if (give_pidfd(l, w) <= 0)
 		l->st.unwatched++;
 }
 
@@ -187,21 +226,28 @@ bool proclive__alive(struct proclive *l, int pid, __u64 start)
 {
 	struct watch *w = l ? hmap__get(&l->by_pid, pid, 0) : NULL;
 	bool alive;
-	__u64 now;
+	int given;
 
 	if (w && w->start == start && (w->fd >= 0 || w->ended_round))
 		return !w->ended_round;
 	if (l)
 		l->st.asked++;
-	alive = !procmaps__start_time(pid, &now) && now == start;
 	if (!w || w->start != start)
-		return alive;
-	/* one left to /proc: its entry is told ended, and goes at the next collect */
+		return proc_alive(pid, start);
+	/*
+	 * One left to /proc. Where the budget has room again, it gets a
+	 * pidfd, whose open reads its start (the answer), and the kernel
+	 * tells its end from now on.
+	 */
+	given = give_pidfd(l, w);
+	if (given > 0) {
+		l->st.late++;
+		return true;
+	}
+	alive = !given && proc_alive(pid, start);
+	/* its entry is told ended, and goes at the next collect */
 	if (!alive)
 		w->ended_round = l->round;
-	/* alive, and pidfds ended since: the kernel tells its end from now on */
-	else if (give_pidfd(l, w))
-		l->st.late++;
 	return alive;
 }
 

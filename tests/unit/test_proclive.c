@@ -5,13 +5,16 @@
  * while it is a zombie (its /proc entry, start time and all, still there:
  * the answer comes from the kernel's report, not from /proc). A start time
  * that is not the process's is never taken for it, and without pidfds
- * (a budget of none) every answer comes from /proc.
+ * (a budget of none) every answer comes from /proc. With no fd free, a
+ * live process is never told ended, and the budget shrinks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -172,6 +175,66 @@ out:
 	proclive__free(l);
 }
 
+/*
+ * Out of fds: the pidfd for a child cannot be opened, nor its /proc entry
+ * read. It is alive all the same (before, the failed read said it ended,
+ * and its state was dropped), and the budget is now half of the pidfds
+ * open: none, so a second child gets none with fds free again. Its end is
+ * then read from /proc.
+ */
+static void test_no_fd_free(void)
+{
+	struct proclive *l = proclive__new(4);
+	struct rlimit old, low;
+	struct proclive_stats st;
+	int wfd1 = -1, wfd2 = -1, fds[64], nr = 0;
+	pid_t pid1 = child(&wfd1), pid2 = child(&wfd2);
+	__u64 start1, start2;
+	bool alive;
+
+	if (!CHECK(l && pid1 > 0 && pid2 > 0 && !procmaps__start_time(pid1, &start1) &&
+			   !procmaps__start_time(pid2, &start2) && !getrlimit(RLIMIT_NOFILE, &old),
+		   "a watcher, two children"))
+		goto out;
+	/* every fd below the limit taken */
+	low = old;
+	low.rlim_cur = 64;
+	if (!CHECK(!setrlimit(RLIMIT_NOFILE, &low), "a soft limit of 64 fds"))
+		goto out;
+	while (nr < 64 && (fds[nr] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		nr++;
+	CHECK(nr < 64 && errno == EMFILE, "the fd table full (%d more fds)", nr);
+	proclive__watch(l, pid1, start1);
+	proclive__collect(l);
+	alive = proclive__alive(l, pid1, start1);
+	while (nr > 0)
+		close(fds[--nr]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	CHECK(alive, "the first child alive, though neither its pidfd nor its /proc entry opens");
+	proclive__watch(l, pid2, start2);
+	proclive__stats(l, &st);
+	CHECK(st.watched == 0 && st.unwatched == 2,
+	      "out of fds, the budget is half the pidfds open, none: neither child has one "
+	      "(watched %zu, unwatched %zu)",
+	      st.watched, st.unwatched);
+	close(wfd1);
+	wfd1 = -1;
+	waitpid(pid1, NULL, 0);
+	proclive__collect(l);
+	CHECK(!proclive__alive(l, pid1, start1), "the first child's end, from /proc");
+	pid1 = -1;
+out:
+	if (wfd1 >= 0)
+		close(wfd1);
+	if (wfd2 >= 0)
+		close(wfd2);
+	if (pid1 > 0)
+		waitpid(pid1, NULL, 0);
+	if (pid2 > 0)
+		waitpid(pid2, NULL, 0);
+	proclive__free(l);
+}
+
 static void test_no_budget(void)
 {
 	struct proclive *l = proclive__new(0);
@@ -215,6 +278,7 @@ int main(void)
 		test_end_of_child();
 		test_wrong_start();
 		test_late_pidfd();
+		test_no_fd_free();
 	} else {
 		printf("skip main: no pidfds here (pidfd_open: %s)\n", strerror(errno));
 	}
