@@ -48,6 +48,17 @@ static pid_t child(int *wfd)
 	return pid;
 }
 
+/* End the child *@pid of child() (its pipe's write end *@wfd), if any, and reap it. */
+static void end_child(int *wfd, pid_t *pid)
+{
+	if (*wfd >= 0)
+		close(*wfd);
+	*wfd = -1;
+	if (*pid > 0)
+		waitpid(*pid, NULL, 0);
+	*pid = -1;
+}
+
 /* Collect until @pid (started at @start) is told ended, for up to 5 s. */
 static bool ends(struct proclive *l, pid_t pid, __u64 start)
 {
@@ -151,8 +162,7 @@ static void test_late_pidfd(void)
 	close(wfd1);
 	wfd1 = -1;
 	CHECK(ends(l, pid1, start1), "the first ended");
-	waitpid(pid1, NULL, 0);
-	pid1 = -1;
+	end_child(&wfd1, &pid1);
 	CHECK(proclive__alive(l, pid2, start2), "the second still alive, from /proc");
 	proclive__stats(l, &st);
 	CHECK(st.late == 1 && st.watched == 1, "and given the freed pidfd (late %zu, watched %zu)",
@@ -164,14 +174,8 @@ static void test_late_pidfd(void)
 	CHECK_EQ_U64(st.asked, 2, "its end from the pidfd: no more answers from /proc");
 	CHECK_EQ_U64(st.ended, 2, "two ends told by pidfds");
 out:
-	if (wfd1 >= 0)
-		close(wfd1);
-	if (wfd2 >= 0)
-		close(wfd2);
-	if (pid1 > 0)
-		waitpid(pid1, NULL, 0);
-	if (pid2 > 0)
-		waitpid(pid2, NULL, 0);
+	end_child(&wfd1, &pid1);
+	end_child(&wfd2, &pid2);
 	proclive__free(l);
 }
 
@@ -188,7 +192,7 @@ static void test_no_fd_free(void)
 	struct rlimit old, low;
 	struct proclive_stats st;
 	int wfd1 = -1, wfd2 = -1, fds[64], nr = 0;
-	pid_t pid1 = child(&wfd1), pid2 = child(&wfd2);
+	pid_t pid1 = child(&wfd1), pid2 = child(&wfd2), gone;
 	__u64 start1, start2;
 	bool alive;
 
@@ -217,21 +221,13 @@ static void test_no_fd_free(void)
 	      "out of fds, the budget is half the pidfds open, none: neither child has one "
 	      "(watched %zu, unwatched %zu)",
 	      st.watched, st.unwatched);
-	close(wfd1);
-	wfd1 = -1;
-	waitpid(pid1, NULL, 0);
+	gone = pid1;
+	end_child(&wfd1, &pid1);
 	proclive__collect(l);
-	CHECK(!proclive__alive(l, pid1, start1), "the first child's end, from /proc");
-	pid1 = -1;
+	CHECK(!proclive__alive(l, gone, start1), "the first child's end, from /proc");
 out:
-	if (wfd1 >= 0)
-		close(wfd1);
-	if (wfd2 >= 0)
-		close(wfd2);
-	if (pid1 > 0)
-		waitpid(pid1, NULL, 0);
-	if (pid2 > 0)
-		waitpid(pid2, NULL, 0);
+	end_child(&wfd1, &pid1);
+	end_child(&wfd2, &pid2);
 	proclive__free(l);
 }
 
