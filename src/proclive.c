@@ -25,8 +25,7 @@ struct watch {
 struct proclive {
 	int epfd;
 	size_t max_fds, nr_fds;
-	size_t closed;	       /* pidfds closed so far */
-	size_t closed_at_fail; /* `closed` at the last try that found no fd, plus 1; 0: none */
+	bool wait_close; /* a try found no fd: none again until a pidfd is closed */
 	__u64 round; /* proclive__collect() calls */
 	struct hmap by_pid; /* pid -> struct watch */
 	struct proclive_stats st;
@@ -54,7 +53,7 @@ static void unwatch(struct proclive *l, struct watch *w)
 	close(w->fd);
 	w->fd = -1;
 	l->nr_fds--;
-	l->closed++;
+	l->wait_close = false;
 }
 
 void proclive__free(struct proclive *l)
@@ -132,7 +131,7 @@ static int give_pidfd(struct proclive *l, struct watch *w)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;
 
-	if (l->nr_fds >= l->max_fds || l->closed_at_fail == l->closed + 1)
+	if (l->nr_fds >= l->max_fds || l->wait_close)
 		return 0;
 	fd = open_pidfd(l, w->pid, w->start);
 	if (fd == -ESRCH)
@@ -147,7 +146,7 @@ static int give_pidfd(struct proclive *l, struct watch *w)
 	if (fd < 0) {
 		if (fd == -EMFILE || fd == -ENFILE)
 			l->max_fds = l->nr_fds / 2;
-		l->closed_at_fail = l->closed + 1;
+		l->wait_close = true;
 		return 0;
 	}
 	w->fd = fd;
