@@ -12,9 +12,10 @@
 # the thread's first wait for a CPU when created and its exit (tens of us).
 # Checks:
 # - >= 99% of napper's off-CPU weight (off-cpu:*; of the blocks that have
-#   a stack, see below) has nap_here in the stack (the bar: 1% of 3 s is 30 ms, hundreds of times the
-#   off-CPU time napper has outside nap_here), and >= 99% has
-#   napper_main;nap_here adjacent (the recovered frame in its place).
+#   a stack, see below) has nap_here in the stack (the bar: 1% of
+#   3 s is 30 ms, hundreds of times the off-CPU time napper has outside
+#   nap_here), and >= 99% has napper_main;nap_here adjacent (the recovered
+#   frame in its place).
 # - napper's off-CPU weight is >= 2.5 s of its 3 s life: it sleeps ~99% of
 #   it (the rest is its clock reads and the syscalls), so the share is over
 #   the whole run, not over a few stacks.
@@ -22,9 +23,9 @@
 #   unseen_switches in tests/lib.sh) has no stack where the resume task work
 #   walks: its time is left out of the shares when the summary reports
 #   such switches (with the [no stack] of napper's first wait for a CPU,
-#   tens of us), and such blocks of napper
-#   ("[no stack]", counted in the JSON output of the same recording) are at
-#   most as many as the summary reports such switches.
+#   tens of us), and such blocks of napper ("[no stack]", counted in the
+#   JSON output of the same recording) are at most as many as the summary
+#   reports such switches.
 # The same again with `-p PID -d 2` on a napper that already runs: it is
 # asleep (99% of its time) when recording starts, so the first stack wprof
 # sees of it is the one its start-edge snapshot walks, and the nap_here
