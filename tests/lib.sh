@@ -276,9 +276,10 @@ check_folded()
 # unseen_switches NAME: how many switches of recorded threads the summary of
 # run NAME timed from the thread's run time when next seen: resumes the
 # kernel gave no sched_switch event for (this VM's 6.18 does that a few
-# times a second; bpftrace misses them too). Where no program runs at every
-# resume (the resume task work), the block before each is timed exactly but
-# has no stack: a "[no stack]" block of its thread. 0 when there were none.
+# times a second; bpftrace misses them too), or left it with none. The
+# block before each is timed exactly but has no stack (a "[no stack]" block
+# of its thread) where the thread left the CPU unseen, or where no program
+# runs at every resume (the resume task work). 0 when there were none.
 unseen_switches()
 {
 	local n

@@ -44,9 +44,11 @@ check_ge "piperd's off-cpu:sleep weight (us, 95% of 2 s)" "$sl" 1900000
 
 # Per line: the weight of piperd's sleep lines whose waker is pipewr in
 # wake_reader, and the structure of the chain.
-# A blocked part wprof could not walk (it counts them as
-# user_stacks_unwalkable: a thread that got a CPU without a sched_switch
-# event ran unseen since) is a chain with no blocked stack: counted apart.
+# A blocked part wprof could not walk is a chain with no blocked stack,
+# counted apart: wprof counts those as user_stacks_unwalkable (a thread
+# that got a CPU without a sched_switch event ran unseen since), or among
+# the switches its summary timed from the thread's run time (one that left
+# a CPU without such an event: unseen_switches).
 read -r chained badshape nostack <<<"$(awk '
 {
 	sp = match($0, / [0-9]+$/)
@@ -90,8 +92,9 @@ check "those chains: blocked in *read* with kernel frames before --, waker kerne
 	test "${badshape:-1}" = 0
 head -3 "$TMP/badchains" | cut -c1-300 | sed 's/^/#   /'
 unwalkable=$(sed -n 's/^wprof: lost: \([0-9]*\) .*\[user_stacks_unwalkable\]$/\1/p' "$TMP/rec.err")
-check_le "chains with no blocked stack, at most the intervals wprof reports unwalkable (${unwalkable:-?})" \
-	"${nostack:-x}" "${unwalkable:-0}"
+unseen=$(unseen_switches rec)
+check_le "chains with no blocked stack, at most the intervals wprof reports unwalkable (${unwalkable:-0}) or left without a stack by unseen switches ($unseen)" \
+	"${nostack:-x}" "$((${unwalkable:-0} + unseen))"
 
 bad=$(awk '{ sp = match($0, / [0-9]+$/); n = split(substr($0, 1, sp - 1), f, ";"); c = 0
 	for (i = 1; i <= n; i++) if (f[i] == "--") { c++; d = i }
