@@ -54,17 +54,25 @@ sched_waking or sched_wakeup event ended. wprof ends a sleep at the
 wakeup event, so it counts such time as sleep: where that exceeds 1% of a
 thread's wall, this check fails, and rightly (it is time wprof misplaces).
 
-The two spans differ a little: wprof's window (window_us) opens before it
-attaches and snapshots the threads (before the line) and closes after it
-has detached (after its deadline), tens of ms more than S on a loaded
-machine. So schedstat's differences are scaled to wprof's window first
+The two spans differ a little: wprof's window (window_us) opens once it
+has attached, before it snapshots the threads and prints the line, and
+closes at its deadline, before it detaches: a few ms more than S on a
+loaded machine. So schedstat's differences are scaled to wprof's window first
 (a share of the time each, as the workloads run steadily); the scale is
 printed.
 
 Also: the kernel adds a run to the first field at the next tick or switch
 (a thread on a CPU at a read is short of its run so far, at most a tick),
-and a wait to the second when the wait ends. Threads that were running or
-runnable at a read are marked.
+and a wait to the second only when the wait ends. So a thread waiting for
+a CPU at the first read has the part of that wait before the window in
+schedstat's difference, and one waiting at the second read lacks the part
+in the window; a starved thread waits tens of ms at a time. Threads
+running or runnable (R) at a read are marked, and their schedstat is
+polled every ms from the read until they next get a CPU (their count of
+runs grows): the run delay the wait added then, and when that happened
+(between two polls), tell how much of the wait lay before the read, to
+the time between the polls. That range, for each read, widens the check
+of the sum; it is printed.
 
 --need PID:N:RUNS: at least N threads of PID ran RUNS times or more in the
 window (by schedstat): the workload made the many short runs it is there
@@ -78,6 +86,11 @@ import subprocess
 import sys
 import time
 
+# between polls of the threads running or runnable at a read
+POLL_S = 0.001
+# after the second read, threads are polled this long at most
+SETTLE_S = 2.0
+
 
 def tasks(pids):
     out = []
@@ -89,22 +102,81 @@ def tasks(pids):
     return out
 
 
+def read_stat(pid, tid):
+    """(run_ns, wait_ns, runs) of a thread now, or None if it is gone."""
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+            return tuple(int(x) for x in f.read().split()[:3])
+    except (OSError, ValueError):
+        return None
+
+
 def read_all(pids):
-    """{tid: (pid, run_ns, wait_ns, runs, state, comm)} now."""
+    """{tid: (pid, run_ns, wait_ns, runs, state, comm, t)} now; t: the
+    monotonic time just before the thread's schedstat was read, after its
+    state: one not running or runnable then (not R) can have begun a wait
+    for a CPU by the schedstat read only in the microseconds between."""
     out = {}
     for pid, tid in tasks(pids):
-        base = "/proc/%d/task/%d/" % (pid, tid)
         try:
-            with open(base + "schedstat") as f:
-                run, wait, cnt = (int(x) for x in f.read().split()[:3])
-            with open(base + "stat") as f:
+            with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
                 st = f.read()
-        except (OSError, ValueError):
+        except OSError:
+            continue
+        t = time.monotonic()
+        ss = read_stat(pid, tid)
+        if ss is None:
             continue
         comm = st[st.index("(") + 1:st.rindex(")")]
         state = st[st.rindex(")") + 2]
-        out[tid] = (pid, run, wait, cnt, state, comm)
+        out[tid] = (pid,) + ss + (state, comm, t)
     return out
+
+
+class Arrival:
+    """A thread's first arrival on a CPU after a read, as polls of its
+    schedstat saw it: its run delay grew by `delay_ns` with it, and it came
+    after `before` (the start of the last poll that had not seen it) and
+    before `after` (the end of the one that did); `single`: that poll saw
+    one arrival, not several."""
+
+    def __init__(self, delay_ns, before, after, single):
+        self.delay_ns, self.before, self.after, self.single = delay_ns, before, after, single
+
+    def before_read(self, t):
+        """(lo, hi) us: how much of the wait this arrival ended lay before
+        the read at `t`. The wait ended at the arrival, between `before`
+        and `after`; it was `delay_ns` long where one arrival grew the run
+        delay, no longer where several did."""
+        w = self.delay_ns / 1e3
+        hi = max(0.0, w - (self.before - t) * 1e6)
+        lo = max(0.0, w - (self.after - t) * 1e6) if self.single else 0.0
+        return lo, hi
+
+
+def poll_arrivals(s, until):
+    """Poll the schedstat of the threads running or runnable at read `s`
+    (a wait for a CPU in progress then is not in their run delay yet) until
+    each arrives on a CPU again, or until `until` (monotonic). ({tid:
+    Arrival} of those seen, {tid: the start of the last poll} of those
+    still polled at `until`)."""
+    found, last = {}, {tid: v[6] for tid, v in s.items() if v[4] == "R"}
+    while last:
+        for tid in list(last):
+            pid, _, wait, runs = s[tid][:4]
+            t = time.monotonic()
+            ss = read_stat(pid, tid)
+            if ss is None:
+                del last[tid]
+            elif ss[2] > runs:
+                found[tid] = Arrival(ss[1] - wait, last.pop(tid), time.monotonic(),
+                                     ss[2] == runs + 1)
+            else:
+                last[tid] = t
+        if time.monotonic() >= until:
+            break
+        time.sleep(POLL_S)
+    return found, last
 
 
 def main():
@@ -139,9 +211,17 @@ def main():
         proc.wait()
         print("not ok: wprof never opened its window (exit %d)" % proc.returncode)
         return 2
+    arr0, left0 = poll_arrivals(s0, t0 + a.seconds)
     time.sleep(max(0.0, t0 + a.seconds - time.monotonic()))
     t1 = time.monotonic()
     s1 = read_all(pids)
+    t1_end = time.monotonic()
+    # those the polls had not seen arrive, but the second read has
+    for tid, before in left0.items():
+        if tid in s1 and s1[tid][3] > s0[tid][3]:
+            arr0[tid] = Arrival(s1[tid][2] - s0[tid][2], before, t1_end,
+                                s1[tid][3] == s0[tid][3] + 1)
+    arr1, left1 = poll_arrivals(s1, time.monotonic() + SETTLE_S)
     for line in proc.stderr:
         log.write(line)
     rc = proc.wait()
@@ -167,8 +247,8 @@ def main():
     for tid in sorted(s0):
         if tid not in s1:
             continue
-        pid, r0, w0, c0, st0, comm = s0[tid]
-        _, r1, w1, c1, st1, _ = s1[tid]
+        pid, r0, w0, c0, st0, comm = s0[tid][:6]
+        _, r1, w1, c1, st1 = s1[tid][:5]
         n = c1 - c0
         runs[tid] = (pid, n)
         t = acct.get(tid)
@@ -183,16 +263,32 @@ def main():
         bound = max(0.01 * t["wall_us"], a.floor_us)
         dsum = (on_wp + rq_wp) - (on_ss + rq_ss)
         shift = on_ss - on_wp  # > 0: schedstat's clock lag, as expected
+        # waits in progress at the reads: (lo, hi) us of schedstat's
+        # difference from before the window, and of the window not in it
+        span = (s1[tid][6] - s0[tid][6]) * 1e6
+        pre = arr0[tid].before_read(s0[tid][6]) if tid in arr0 else (0.0, 0.0)
+        if tid in arr1:
+            post = tuple(min(x, span) for x in arr1[tid].before_read(s1[tid][6]))
+        else:
+            post = (0.0, span if tid in left1 else 0.0)
+        lo = dsum + (pre[0] - post[1]) * scale
+        hi = dsum + (pre[1] - post[0]) * scale
         marks = "".join(" (%s at the %s read)" % ("on a CPU or runnable", which)
                         for which, s in (("first", st0), ("second", st1)) if s == "R")
+        if pre[1] >= 100 or post[1] >= 100:
+            marks += " (waits in progress at the reads: schedstat has %.0f-%.0f us from" \
+                     " before the window, lacks %.0f-%.0f us of it; the difference is then" \
+                     " %+.0f to %+.0f us)" % (pre + post + (lo, hi))
         print("# %-22s %7d %5d %9.0f %9d %9.0f %9d %+8.0f %8.1f %7.0f%s" %
               (name[:22], tid, n, on_ss, on_wp, rq_ss, rq_wp, dsum,
                shift / n if n else 0, bound, marks))
-        if dsum > bound or dsum < -(bound + n * a.wake_us):
+        if lo > bound or hi < -(bound + n * a.wake_us):
             print("not ok: %s tid %d: wprof's on-CPU + run-queue time is %+.0f us off"
-                  " schedstat's, outside [-%.0f, +%.0f] us (1%% of its wall %d us, and"
-                  " %d us a run from enqueue to sched_wakeup)" %
-                  (name, tid, dsum, bound + n * a.wake_us, bound, t["wall_us"], a.wake_us))
+                  " schedstat's (%+.0f to %+.0f us for the waits in progress at the reads),"
+                  " outside [-%.0f, +%.0f] us (1%% of its wall %d us, and %d us a run from"
+                  " enqueue to sched_wakeup)" %
+                  (name, tid, dsum, lo, hi, bound + n * a.wake_us, bound, t["wall_us"],
+                   a.wake_us))
             bad += 1
         if shift < -bound or shift > bound + n * a.lag_us:
             print("not ok: %s tid %d: wprof's on-CPU time is %+.0f us off schedstat's, outside"
