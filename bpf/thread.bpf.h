@@ -199,26 +199,41 @@ static __always_inline bool clock_cal_offset(const struct clock_cal *c, __u64 cl
 }
 
 /*
- * When the thread of @th, task `t` on this CPU's run queue, was woken, if it
- * was since it left a CPU: when it was last queued (sched_info.last_queued,
- * cleared as it gets the CPU, after sched_switch) as a monotonic time, less
- * its waits on run queues it has left since (run_delay grew by them), as
- * schedstat counts them; no earlier than the interval's start. `now`: the
- * monotonic time of the switch, the answer's bound. 0: neither queued nor
- * woken since.
+ * When the thread of @th, task `t` on a run queue (@c: its CPU's
+ * calibration), was woken, if it was since it left a CPU: when it was last
+ * queued (sched_info.last_queued, cleared as it gets the CPU, after
+ * sched_switch) as a monotonic time, less its waits on run queues it has
+ * left since (run_delay grew by them), as schedstat counts them; no earlier
+ * than the interval's start. `now`: the monotonic time of the switch, the
+ * answer's bound. 0: neither queued nor woken since.
+ *
+ * A CPU has no calibration until a switch of a recorded thread there reads
+ * the clock: one that only a thread asleep at the window's start switches
+ * to, as it wakes, has none yet (a starved thread pinned beside a busy one:
+ * its first wait, 48 ms, came out as sleep). Then the wait so far is told
+ * by the run queue's own clock, last updated at the switch's start or
+ * earlier (a wakeup's, the tick's): short of the wait by as much, and never
+ * past it.
  */
 static __always_inline __u64 queued_since(const struct wprof_thread *th, struct task_struct *t,
 					  const struct clock_cal *c, __u64 now, bool typed)
 {
 	__u64 queued = TASK_READ(t, sched_info.last_queued, typed);
 	__u64 delay = TASK_READ(t, sched_info.run_delay, typed) - th->run_delay_out;
-	__u64 wake = now;
+	__u64 wake = now, clock;
 	__s64 off;
 
 	if (!queued && !delay)
 		return 0;
-	if (queued && clock_cal_offset(c, queued, &off) && queued + off < now)
-		wake = queued + off;
+	if (queued && clock_cal_offset(c, queued, &off)) {
+		if (queued + off < now)
+			wake = queued + off;
+	} else if (queued) {
+		clock = rq_clock_of(t, typed);
+		if (clock > queued && clock - queued < now)
+			wake = now - (clock - queued);
+		stat_add(WPROF_STAT_WAKE_RQ_CLOCK, 1);
+	}
 	wake -= delay;
 	return wake > th->off_since_ns ? wake : th->off_since_ns;
 }

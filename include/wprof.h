@@ -279,6 +279,8 @@ enum wprof_stat {
 	WPROF_STAT_TIMED_RQ,       /* switches timed by the run queue's clock __schedule() read */
 	WPROF_STAT_TIMED_READ,     /* ... and by a clock read of wprof's */
 	WPROF_STAT_SLOT_BUSY,      /* events of threads whose slot another CPU held too long */
+	WPROF_STAT_WAKE_RQ_CLOCK,  /* waits for a CPU timed by the run queue's clock alone: */
+				   /* their CPU had no calibration yet */
 	/*
 	 * Runs of wprof's programs the kernel skipped (a program already
 	 * running on the CPU): filled by user space from the programs' info.

@@ -195,8 +195,10 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 		"the ns timed on one switch in 64)\n",
 		(unsigned long long)n, n ? (double)ns / n : 0.0);
 	fprintf(f, "wprof: switches timed by the clock __schedule() read %llu, by a clock read "
-		"%llu\n", (unsigned long long)st[WPROF_STAT_TIMED_RQ],
-		(unsigned long long)st[WPROF_STAT_TIMED_READ]);
+		"%llu; waits for a CPU timed by the run queue's clock alone (before their CPU's "
+		"calibration) %llu\n", (unsigned long long)st[WPROF_STAT_TIMED_RQ],
+		(unsigned long long)st[WPROF_STAT_TIMED_READ],
+		(unsigned long long)st[WPROF_STAT_WAKE_RQ_CLOCK]);
 }
 
 /* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */

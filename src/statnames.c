@@ -58,6 +58,7 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_TIMED_RQ] = "timed_rq_clock",
 	[WPROF_STAT_TIMED_READ] = "timed_clock_read",
 	[WPROF_STAT_SLOT_BUSY] = "slot_busy",
+	[WPROF_STAT_WAKE_RQ_CLOCK] = "wake_rq_clock",
 	[WPROF_STAT_RUNS_MISSED] = "runs_missed",
 };
 

@@ -11,7 +11,18 @@
 # - python3: its main thread loops { sleep 0.5 ms; sum(range(300)) };
 # - tests/fixtures/gohttp busy: a goroutine loops { sleep 200 us; work },
 #   so sysmon never backs off to long sleeps.
-# One recording of the three (-p with their pids, -d 2, -f json).
+# One recording of the three (-p with their pids, -d 2, -f json). Then one
+# each of two starved threads, whose waits for a CPU are long: python3
+# processes at nice 19, pinned to one CPU beside processes that burn it at
+# nice 0:
+# - one loops { sleep 5 ms; burn 1 ms } beside one burner, waiting ~40 ms
+#   each time it wakes: runnable ~90% of its wall, its waits span the reads
+#   of schedstat, which has a wait only once it ends (schedcmp.py measures
+#   what such a wait adds and lacks);
+# - one waits for a signal, sent 0.2 s into a 3 s window, then burns 1 ms,
+#   beside five burners: it waits 0.1-1 s for the CPU, and its CPU sees
+#   no switch of a recorded thread before it gets it (that wait came out
+#   as sleep when wprof needed one there to tell its clock by).
 # tests/tools/schedcmp.py reads every thread's schedstat when wprof says
 # "recording" and 2 s later, and checks for each thread, with a bound of 1%
 # of its wall (or 1 ms): wprof's on-CPU + run-queue time against
@@ -22,7 +33,9 @@
 # so its on-CPU time may exceed wprof's by up to 50 us a run more. It
 # prints every figure. Also, by schedstat: >= 4 threads of node ran >= 300
 # times in the window (the pool), python's thread >= 300 times, >= 1 Go
-# thread >= 100 times (sysmon), so the workloads did what they are for.
+# thread >= 100 times (sysmon), the first starved thread >= 20 times,
+# waiting for a CPU >= 50% of the window, the second >= 40 ms, so the
+# workloads did what they are for.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/lib_real.sh
@@ -58,6 +71,27 @@ while time.monotonic() < end:
 	time.sleep(0.0005)
 	sum(range(300))
 PY
+cat >"$TMP/starved.py" <<'PY'
+import os, signal, sys, time
+os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+end = time.monotonic() + 60
+if sys.argv[1] == "burn": # until the test or its minute ends
+	parent = os.getppid()
+	while os.getppid() == parent and time.monotonic() < end:
+		pass
+	sys.exit(0)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+os.setpriority(os.PRIO_PROCESS, 0, 19)
+print("ready", os.getpid(), flush=True)
+while time.monotonic() < end:
+	if sys.argv[1] == "signal":
+		signal.sigwait({signal.SIGUSR1})
+	else:
+		time.sleep(int(sys.argv[1]) / 1000)
+	t = time.thread_time()
+	while time.thread_time() - t < 0.001:
+		pass
+PY
 
 start_bg "$TMP/node.log" "$NODE" "$TMP/pool.js"
 node_pid=$BG_PID
@@ -82,4 +116,35 @@ log "Go's sysmon: tid ${sysmon:-?}, ${runs:-?} runs in the window"
 check_ge "Go's sysmon (the thread under runtime.sysmon) ran many times in the window" "${runs:-0}" 100
 check "schedcmp.py: every thread within its bounds, every workload busy enough" \
 	test "$rc" -eq 0
+kill "$node_pid" "$py_pid" "$go_pid" 2>/dev/null
+
+start_bg "$TMP/burn0.log" "$RS_PYTHON" "$TMP/starved.py" burn
+start_bg "$TMP/starved.log" "$RS_PYTHON" "$TMP/starved.py" 5
+st=$BG_PID
+wait_line "$TMP/starved.log" '^ready [0-9]+$' 10 ||
+	fatal "starved.py did not start: $(head -3 "$TMP/starved.log")"
+sleep 0.5
+rs_schedcmp starved "$st" --label "$st=starved" --need "$st:1:20"
+rc=$?
+rq=$(awk -v t="$st" '$1 == "#" && $3 == t { print $7 }' "$TMP/starved.out")
+check_ge "the starved thread that naps waited for a CPU >= 50% of the window, by schedstat (us)" \
+	"${rq:-0}" "$(awk -v s="$RS_SECONDS" 'BEGIN { printf "%d", s * 500000 }')"
+check "schedcmp.py: the starved thread that naps within its bounds" test "$rc" -eq 0
+kill "$st" 2>/dev/null
+
+for i in 1 2 3 4; do
+	start_bg "$TMP/burn$i.log" "$RS_PYTHON" "$TMP/starved.py" burn
+done
+start_bg "$TMP/signalled.log" "$RS_PYTHON" "$TMP/starved.py" signal
+st=$BG_PID
+wait_line "$TMP/signalled.log" '^ready [0-9]+$' 10 ||
+	fatal "starved.py did not start: $(head -3 "$TMP/signalled.log")"
+(wait_line "$TMP/signalled.err" '^wprof: recording' 20 && sleep 0.2 && kill -USR1 "$st") &
+# 3 s: the wait ends in the window (the longest seen here: 0.97 s)
+RS_SECONDS=3 rs_schedcmp signalled "$st" --label "$st=signalled" --need "$st:1:1"
+rc=$?
+rq=$(awk -v t="$st" '$1 == "#" && $3 == t { print $7 }' "$TMP/signalled.out")
+check_ge "the starved thread woken by a signal waited for a CPU >= 40 ms, by schedstat (us)" \
+	"${rq:-0}" 40000
+check "schedcmp.py: the starved thread woken by a signal within its bounds" test "$rc" -eq 0
 finish

@@ -66,7 +66,7 @@ check "alone: the time per switch is $resume's" \
 # clock __schedule() read and by a clock read of wprof's
 timing()
 {
-	read -r rq read < <(sed -n 's/^wprof: switches timed by the clock __schedule() read \([0-9]*\), by a clock read \([0-9]*\)$/\1 \2/p' "$TMP/$1.err")
+	read -r rq read < <(sed -n 's/^wprof: switches timed by the clock __schedule() read \([0-9]*\), by a clock read \([0-9]*\);.*$/\1 \2/p' "$TMP/$1.err")
 	rq=${rq:-0} read=${read:-0}
 }
 
