@@ -207,13 +207,13 @@ static __always_inline bool clock_cal_offset(const struct clock_cal *c, __u64 cl
  * than the interval's start. `now`: the monotonic time of the switch, the
  * answer's bound. 0: neither queued nor woken since.
  *
- * A CPU has no calibration until a switch of a recorded thread there reads
- * the clock: one that only a thread asleep at the window's start switches
- * to, as it wakes, has none yet (a starved thread pinned beside a busy one:
- * its first wait, 48 ms, came out as sleep). Then the wait so far is told
- * by the run queue's own clock, last updated at the switch's start or
- * earlier (a wakeup's, the tick's): short of the wait by as much, and never
- * past it.
+ * A CPU has no calibration until a switch of a recorded thread there that
+ * is not `stale` (bpf/sched.bpf.c: switch_time()) reads the clock: one that
+ * only a thread asleep at the window's start switches to, as it wakes, has
+ * none yet (a starved thread pinned beside a busy one: its first wait,
+ * 48 ms, came out as sleep). Then the wait so far is told by the run
+ * queue's own clock as last updated (at the switch's start, or earlier: a
+ * wakeup's update, the tick's): short of the wait by as much, never past it.
  */
 static __always_inline __u64 queued_since(const struct wprof_thread *th, struct task_struct *t,
 					  const struct clock_cal *c, __u64 now, bool typed)
@@ -230,9 +230,10 @@ static __always_inline __u64 queued_since(const struct wprof_thread *th, struct 
 			wake = queued + off;
 	} else if (queued) {
 		clock = rq_clock_of(t, typed);
-		if (clock > queued && clock - queued < now)
+		if (clock > queued && clock - queued < now) {
 			wake = now - (clock - queued);
-		stat_add(WPROF_STAT_WAKE_RQ_CLOCK, 1);
+			stat_add(WPROF_STAT_WAKE_RQ_CLOCK, 1);
+		}
 	}
 	wake -= delay;
 	return wake > th->off_since_ns ? wake : th->off_since_ns;

@@ -157,25 +157,30 @@ class Arrival:
 def poll_arrivals(s, until):
     """Poll the schedstat of the threads running or runnable at read `s`
     (a wait for a CPU in progress then is not in their run delay yet) until
-    each arrives on a CPU again, or until `until` (monotonic). ({tid:
-    Arrival} of those seen, {tid: the start of the last poll} of those
-    still polled at `until`)."""
-    found, last = {}, {tid: v[6] for tid, v in s.items() if v[4] == "R"}
+    each arrives on a CPU again, or until `until` (monotonic). One that
+    runs more with no new arrival was on a CPU at the read, not waiting:
+    it is left out. ({tid: Arrival} of those seen arriving, {tid: the start
+    of the last poll} of the others: still polled at `until`, or gone).
+    """
+    found, last, gone = {}, {tid: v[6] for tid, v in s.items() if v[4] == "R"}, {}
     while last:
         for tid in list(last):
-            pid, _, wait, runs = s[tid][:4]
+            pid, run, wait, runs = s[tid][:4]
             t = time.monotonic()
             ss = read_stat(pid, tid)
             if ss is None:
-                del last[tid]
+                gone[tid] = last.pop(tid)
             elif ss[2] > runs:
                 found[tid] = Arrival(ss[1] - wait, last.pop(tid), time.monotonic(),
                                      ss[2] == runs + 1)
+            elif ss[0] > run:
+                del last[tid]
             else:
                 last[tid] = t
         if time.monotonic() >= until:
             break
         time.sleep(POLL_S)
+    last.update(gone)
     return found, last
 
 
@@ -216,11 +221,16 @@ def main():
     t1 = time.monotonic()
     s1 = read_all(pids)
     t1_end = time.monotonic()
-    # those the polls had not seen arrive, but the second read has
+    # those the polls had not seen arrive, but the second read has; or
+    # whose wait a move to another CPU's queue added to the run delay
     for tid, before in left0.items():
-        if tid in s1 and s1[tid][3] > s0[tid][3]:
+        if tid not in s1:
+            continue
+        if s1[tid][3] > s0[tid][3]:
             arr0[tid] = Arrival(s1[tid][2] - s0[tid][2], before, t1_end,
                                 s1[tid][3] == s0[tid][3] + 1)
+        elif s1[tid][2] > s0[tid][2]: # not seen by the polls: any time since the read
+            arr0[tid] = Arrival(s1[tid][2] - s0[tid][2], s0[tid][6], t1_end, False)
     arr1, left1 = poll_arrivals(s1, time.monotonic() + SETTLE_S)
     for line in proc.stderr:
         log.write(line)
