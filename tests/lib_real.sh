@@ -233,3 +233,10 @@ rs_schedcmp()
 	check_json "$TMP/$name.json"
 	return "$rc"
 }
+
+# rs_row_field NAME TID N: field N of thread TID's row in the report of
+# rs_schedcmp NAME (4: its runs, 7: its run-queue time by schedstat, us).
+rs_row_field()
+{
+	awk -v t="$2" -v n="$3" '$1 == "#" && $3 == t { print $n }' "$TMP/$1.out"
+}

@@ -111,26 +111,34 @@ rs_schedcmp out "$pids" --label "$node_pid=node" --label "$py_pid=python3" \
 rc=$?
 # sysmon by its stack (Go keeps frame pointers: real_go.sh checks them)
 sysmon=$(json_eval "$TMP/out.json" "sorted({s['tid'] for s in stacks(frame='runtime[.]sysmon')})")
-runs=$(awk -v t="$sysmon" '$1 == "#" && $3 == t { print $4 }' "$TMP/out.out")
+runs=$(rs_row_field out "$sysmon" 4)
 log "Go's sysmon: tid ${sysmon:-?}, ${runs:-?} runs in the window"
 check_ge "Go's sysmon (the thread under runtime.sysmon) ran many times in the window" "${runs:-0}" 100
 check "schedcmp.py: every thread within its bounds, every workload busy enough" \
 	test "$rc" -eq 0
 kill "$node_pid" "$py_pid" "$go_pid" 2>/dev/null
+
+# start_starved NAME MODE: starved.py MODE, its output in $TMP/NAME.log, its
+# pid in st once it is ready
+start_starved()
+{
+	start_bg "$TMP/$1.log" "$RS_PYTHON" "$TMP/starved.py" "$2"
+	st=$BG_PID
+	wait_line "$TMP/$1.log" '^ready [0-9]+$' 10 ||
+		fatal "starved.py $2 did not start: $(head -3 "$TMP/$1.log")"
+}
+
 if [ "$(nproc)" -lt 2 ]; then
 	log "one CPU: the starved threads are left out (their burners would starve wprof too)"
 	finish
 fi
 
 start_bg "$TMP/burn0.log" "$RS_PYTHON" "$TMP/starved.py" burn
-start_bg "$TMP/starved.log" "$RS_PYTHON" "$TMP/starved.py" 5
-st=$BG_PID
-wait_line "$TMP/starved.log" '^ready [0-9]+$' 10 ||
-	fatal "starved.py did not start: $(head -3 "$TMP/starved.log")"
+start_starved starved 5
 sleep 0.5
 rs_schedcmp starved "$st" --label "$st=starved" --need "$st:1:20"
 rc=$?
-rq=$(awk -v t="$st" '$1 == "#" && $3 == t { print $7 }' "$TMP/starved.out")
+rq=$(rs_row_field starved "$st" 7)
 check_ge "the starved thread that naps waited for a CPU >= 50% of the window, by schedstat (us)" \
 	"${rq:-0}" "$(awk -v s="$RS_SECONDS" 'BEGIN { printf "%d", s * 500000 }')"
 check "schedcmp.py: the starved thread that naps within its bounds" test "$rc" -eq 0
@@ -139,16 +147,13 @@ kill "$st" 2>/dev/null
 for i in 1 2 3 4; do
 	start_bg "$TMP/burn$i.log" "$RS_PYTHON" "$TMP/starved.py" burn
 done
-start_bg "$TMP/signalled.log" "$RS_PYTHON" "$TMP/starved.py" signal
-st=$BG_PID
-wait_line "$TMP/signalled.log" '^ready [0-9]+$' 10 ||
-	fatal "starved.py did not start: $(head -3 "$TMP/signalled.log")"
+start_starved signalled signal
 (wait_line "$TMP/signalled.err" '^wprof: recording' 20 && sleep 0.2 && kill -USR1 "$st") &
 LIB_PIDS+=("$!")
 # 3 s: the wait ends in the window (the longest seen here: 0.97 s)
 RS_SECONDS=3 rs_schedcmp signalled "$st" --label "$st=signalled" --need "$st:1:1"
 rc=$?
-rq=$(awk -v t="$st" '$1 == "#" && $3 == t { print $7 }' "$TMP/signalled.out")
+rq=$(rs_row_field signalled "$st" 7)
 check_ge "the starved thread woken by a signal waited for a CPU >= 40 ms, by schedstat (us)" \
 	"${rq:-0}" 40000
 check "schedcmp.py: the starved thread woken by a signal within its bounds" test "$rc" -eq 0
