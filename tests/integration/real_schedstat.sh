@@ -19,12 +19,14 @@
 #   each time it wakes: runnable ~90% of its wall, its waits span the reads
 #   of schedstat, which has a wait only once it ends (schedcmp.py measures
 #   what such a wait adds and lacks);
-# - one waits for a signal, sent 0.2 s into a 3 s window, then burns 1 ms,
-#   beside five burners: it waits 0.1-1 s for the CPU, and its CPU sees
-#   no switch of a recorded thread before it gets it (that wait came out
-#   as sleep when wprof needed one there to tell its clock by).
+# - one waits for a signal, sent 0.2 s into the window, then burns 1 ms;
+#   10 ms before it, a process on its CPU takes the CPU for 100 ms at
+#   real-time priority, then burns on at nice 0, preempted: the thread
+#   waits 75-450 ms, and its CPU sees no switch of a recorded thread before
+#   it gets it (that wait came out as sleep when wprof needed one there to
+#   tell its clock by).
 # tests/tools/schedcmp.py reads every thread's schedstat when wprof says
-# "recording" and 2 s (3 s) later, and checks for each thread, with a bound of 1%
+# "recording" and 2 s later, and checks for each thread, with a bound of 1%
 # of its wall (or 1 ms): wprof's on-CPU + run-queue time against
 # schedstat's, either way; the split between the two one-sided, as
 # schedstat's is provably off in one direction: it counts the scheduler's
@@ -75,22 +77,33 @@ cat >"$TMP/starved.py" <<'PY'
 import os, signal, sys, time
 os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
 end = time.monotonic() + 60
-if sys.argv[1] == "burn": # until the test or its minute ends
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+
+def burn(s):
+	t = time.thread_time()
+	while time.thread_time() - t < s:
+		pass
+
+if sys.argv[1] == "rt": # at a signal: 100 ms at real-time priority, then a burner
+	os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+	print("ready", os.getpid(), flush=True)
+	if not signal.sigtimedwait({signal.SIGUSR1}, end - time.monotonic()):
+		sys.exit(0)
+	burn(0.1)
+	os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+if sys.argv[1] in ("burn", "rt"): # until the test or its minute ends
 	parent = os.getppid()
 	while os.getppid() == parent and time.monotonic() < end:
 		pass
 	sys.exit(0)
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 os.setpriority(os.PRIO_PROCESS, 0, 19)
 print("ready", os.getpid(), flush=True)
 while time.monotonic() < end:
-	if sys.argv[1] == "signal":
-		signal.sigwait({signal.SIGUSR1})
-	else:
+	if sys.argv[1] != "signal":
 		time.sleep(int(sys.argv[1]) / 1000)
-	t = time.thread_time()
-	while time.thread_time() - t < 0.001:
-		pass
+	elif not signal.sigtimedwait({signal.SIGUSR1}, end - time.monotonic()):
+		break
+	burn(0.001)
 PY
 
 start_bg "$TMP/node.log" "$NODE" "$TMP/pool.js"
@@ -144,14 +157,14 @@ check_ge "the starved thread that naps waited for a CPU >= 50% of the window, by
 check "schedcmp.py: the starved thread that naps within its bounds" test "$rc" -eq 0
 kill "$st" 2>/dev/null
 
-for i in 1 2 3 4; do
-	start_bg "$TMP/burn$i.log" "$RS_PYTHON" "$TMP/starved.py" burn
-done
+start_starved rt rt
+rt=$st
 start_starved signalled signal
-(wait_line "$TMP/signalled.err" '^wprof: recording' 20 && sleep 0.2 && kill -USR1 "$st") &
+# the real-time thread first: it holds the CPU as the other is queued
+(wait_line "$TMP/signalled.err" '^wprof: recording' 20 && sleep 0.2 && kill -USR1 "$rt" &&
+	sleep 0.01 && kill -USR1 "$st") &
 LIB_PIDS+=("$!")
-# 3 s: the wait ends in the window (the longest seen here: 0.97 s)
-RS_SECONDS=3 rs_schedcmp signalled "$st" --label "$st=signalled" --need "$st:1:1"
+rs_schedcmp signalled "$st" --label "$st=signalled" --need "$st:1:1"
 rc=$?
 rq=$(rs_row_field signalled "$st" 7)
 check_ge "the starved thread woken by a signal waited for a CPU >= 40 ms, by schedstat (us)" \
