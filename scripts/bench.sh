@@ -5,8 +5,8 @@
 # stacks summed in the kernel at every switch) and under the floor, the
 # cheapest hook there is (bpftrace counting sched_switch); and requests/s of a
 # redis-server of its own under `redis-benchmark -c 1`, without and with
-# `wprof record -p` on it; wprof's RSS under process churn, and its own CPU
-# beside 2000 idle processes. Repetitions are interleaved so that drift of this
+# `wprof record -p` on it, and under the floor; wprof's RSS under process
+# churn, and its own CPU beside 2000 idle processes. Repetitions are interleaved so that drift of this
 # shared machine hits every configuration alike; medians. The end is one
 # Markdown table, to paste into an issue.
 #
@@ -255,13 +255,16 @@ run_under() {
 }
 
 # redis_run CONFIG REP: one redis-benchmark run against our redis-server, its
-# SET and GET requests/s appended to CONFIG-SET.ops and CONFIG-GET.ops. One
-# client: every request is a block and a wakeup of the server. CONFIG
+# SET and GET requests/s appended to CONFIG-SET.ops and CONFIG-GET.ops as
+# "VALUE 0 REP.K", the K-th run of CONFIG in repetition REP (each redis
+# configuration runs twice a repetition, its K-th run beside the baseline's
+# K-th: paired()). One client: every request is a block and a wakeup of the
+# server. CONFIG
 # *-pinned: the server's threads and the client on CPU BENCH_CPU (the
 # server's put back on its CPUs after: the pipe's runs share that CPU with
 # it), else wherever the scheduler puts them.
 redis_run() {
-	local out rc t v line="" pin="" n=$REDIS_REQS
+	local out rc t v k line="" pin="" n=$REDIS_REQS
 	if ! alive "$redis_pid"; then
 		fail "$1" "redis-server exited"
 		return 1
@@ -290,7 +293,9 @@ redis_run() {
 			fail "$1" "redis-benchmark gave no $t figure (status $rc): $(echo "$out" | grep . | tail -n 1)"
 			return 1
 		fi
-		echo "$v 0" >>"$tmp/$1-$t.ops"
+		k=$(cat "$tmp/$1-$t.ops" 2>/dev/null |
+			awk -v r="$2" 'index($3, r ".") == 1 { n++ } END { print n + 1 }')
+		echo "$v 0 $2.$k" >>"$tmp/$1-$t.ops"
 		line="$line $t $v"
 	done
 	printf 'rep %d %-18s%s req/s\n' "$2" "$1" "$line"
@@ -331,7 +336,7 @@ BT
 
 # bpftrace prints BEGIN's line once its probes are attached ("Attaching N
 # probes" comes before); -B line gets it to the log at once
-bt_configs="bpftrace floor bpftrace-unpinned floor-unpinned floor-stats"
+bt_configs="bpftrace floor bpftrace-unpinned floor-unpinned floor-stats redis-floor"
 if ! command -v "$BPFTRACE" >/dev/null; then
 	for c in $bt_configs; do
 		echo "skipped: bpftrace not installed" >"$tmp/$c.off"
@@ -360,7 +365,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # a request is two switches on that CPU and no wait for another CPU to wake,
 # whose length on a VM swings by tens of percent from run to run; the
 # pinned rows resolve a few percent, and a switch's cost weighs most there.
-redis_configs="redis redis-wprof redis-wprof-stats redis-pinned redis-wprof-pinned"
+redis_configs="redis redis-wprof redis-wprof-stats redis-pinned redis-wprof-pinned redis-floor"
 redis_cpus=""
 redis_off() {
 	local c
@@ -414,7 +419,7 @@ start_s=$SECONDS
 # on, which costs two clock reads per program run.
 configs="base wprof-a wprof-p-idle bpftrace floor"
 configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinned"
-configs="$configs redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
+configs="$configs redis-floor redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
 configs="$configs redis-pinned redis-wprof-pinned"
 # the resume walks by a program at every switch instead of BPF task work (the
 # default with -a and -p where the kernel has it), side by side
@@ -426,8 +431,10 @@ configs="$configs wprof-a-rqw"
 configs="$configs wprof-a-sw"
 # redis again, in the other order, at another time of the repetition: a run
 # of redis-benchmark is scattered more than the pipe's (a few percent pinned,
-# tens of percent unpinned), and a median of twice the runs is steadier
-configs="$configs redis-wprof-pinned redis-pinned redis-wprof redis"
+# tens of percent unpinned), and a median of twice the runs is steadier. The
+# runs without a profiler sit next to the others in both halves: a pair of
+# runs next to each other sees the least of the machine's drift (paired()).
+configs="$configs redis-wprof-pinned redis-pinned redis-wprof redis redis-floor"
 for i in $(seq 1 "$REPS"); do
 	for c in $configs; do
 		[ -e "$tmp/$c.off" ] && continue
@@ -465,7 +472,7 @@ for i in $(seq 1 "$REPS"); do
 		bpftrace*)
 			run_under "$c" "$i" bpftrace "bench: attached" \
 				env LD_PRELOAD="$shim" "$BPFTRACE" -B line "$tmp/offcpu.bt" ;;
-		floor*)
+		floor* | redis-floor)
 			run_under "$c" "$i" bpftrace "bench: attached" \
 				env LD_PRELOAD="$shim" "$BPFTRACE" -B line "$tmp/floor.bt" ;;
 		redis | redis-pinned) redis_run "$c" "$i" ;;
@@ -575,14 +582,17 @@ med() {
 }
 
 # paired NAME BASE_NAME: the median over the repetitions that have a figure in
-# both (a third field of their .ops, the pipe's) of the throughput NAME lost
-# against BASE_NAME's run of the same repetition, in percent; nothing if
+# both (a third field of their .ops: the pipe's repetition, redis's REP.K) of
+# the throughput NAME lost against BASE_NAME's run of the same repetition (and
+# the same half of it, for redis), in percent; nothing if
 # none. The machine's pace drifts over minutes (this VM's pinned pipe, with no
 # profiler, from 47,000 to 71,000 ops/s across the repetitions of one bench):
 # a run against the baseline of its own repetition sees less of that drift
-# than two medians over the whole bench. Only the rows run right after their
-# baseline in each repetition are paired (the others come minutes later,
-# after the redis runs).
+# than two medians over the whole bench (an unpinned redis run, more: this
+# VM's went from 16,000 to 19,000 req/s within a minute, with a profiler's
+# cost a few percent). Only the rows run next to their baseline in each
+# repetition are paired (the pipe's others come minutes later, after the
+# redis runs).
 paired() {
 	awk 'NR == FNR { if (NF >= 3 && !$2) b[$3] = $1; next }
 		NF >= 3 && !$2 && ($3 in b) && b[$3] > 0 { print 100 * (1 - $1 / b[$3]), 0 }' \
@@ -641,9 +651,10 @@ row() {
 # repetition beside it (the goal is judged on the medians)
 ratio() {
 	local label=$1 w f wb fb pw="" pf=""
-	med "$2" || { echo "| $label | n/a: wprof -a $(cat "$tmp/$2.off" 2>/dev/null) | | | |"; return; }
+	# a redis figure's configuration is its name less -SET or -GET
+	med "$2" || { echo "| $label | n/a: wprof $(cat "$tmp/${2%-[SG]ET}.off" 2>/dev/null) | | | |"; return; }
 	w=$m wb=$mb
-	med "$3" || { echo "| $label | n/a: floor $(cat "$tmp/$3.off" 2>/dev/null) | | | |"; return; }
+	med "$3" || { echo "| $label | n/a: floor $(cat "$tmp/${3%-[SG]ET}.off" 2>/dev/null) | | | |"; return; }
 	f=$m fb=$mb
 	[ -n "$4" ] || { echo "| $label | n/a: no baseline | | | |"; return; }
 	[ -n "${5:-}" ] && pw=$(paired "$2" "$5") && pf=$(paired "$3" "$5")
@@ -847,16 +858,21 @@ own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: process end
 own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: from /proc (WPROF_PROC_ENDS=proc)" own-proc
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \
-	"$redis_base_set_p" req/s 5
+	"$redis_base_set_p" req/s 5 redis-pinned-SET
 row "redis GET, 1 client, pinned: no profiler" redis-pinned-GET redis-pinned = req/s
 row "redis GET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-GET redis-wprof-pinned \
-	"$redis_base_get_p" req/s 5
+	"$redis_base_get_p" req/s 5 redis-pinned-GET
 row "redis SET, 1 client, unpinned: no profiler" redis-SET redis = req/s
 row "redis SET, 1 client, unpinned: wprof record -p redis" redis-wprof-SET redis-wprof \
 	"$redis_base_set" req/s 5 redis-SET
 row "redis GET, 1 client, unpinned: no profiler" redis-GET redis = req/s
 row "redis GET, 1 client, unpinned: wprof record -p redis" redis-wprof-GET redis-wprof \
 	"$redis_base_get" req/s 5 redis-GET
+row "redis SET, 1 client, unpinned: floor (bpftrace counts sched_switch)" redis-floor-SET redis-floor \
+	"$redis_base_set" req/s "" redis-SET
+row "redis GET, 1 client, unpinned: floor" redis-floor-GET redis-floor "$redis_base_get" req/s "" redis-GET
+ratio "wprof -p redis vs the floor, SET unpinned" redis-wprof-SET redis-floor-SET "$redis_base_set" redis-SET
+ratio "wprof -p redis vs the floor, GET unpinned" redis-wprof-GET redis-floor-GET "$redis_base_get" redis-GET
 switch_ns redis-wprof-stats "redis"
 
 last=""
