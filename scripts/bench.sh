@@ -29,6 +29,11 @@ REPS=${BENCH_REPS:-5}
 LOOPS=${BENCH_LOOPS:-}
 LOOPS_U=${BENCH_LOOPS:-}
 RUN_SECONDS=${BENCH_RUN_SECONDS:-1}
+# runs of the pipe per configuration and repetition (under one attach of the
+# tool), their median its figure: a single run's figure here was now and
+# then a tenth off its neighbours', enough to move the floor's few percent
+# (and wprof's multiple of it) by half
+PIPE_RUNS=${BENCH_PIPE_RUNS:-3}
 # seconds between a tool's attach and the run: the run measures a recording in
 # progress, not the tool's start (which is reported on its own)
 SETTLE_S=${BENCH_SETTLE:-1}
@@ -188,30 +193,36 @@ fi
 BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
 PIN=1
 
-# pipe_run CONFIG REP: one run of the pipe, its ops/s appended to CONFIG.ops as
-# "VALUE BOUND REP"; BOUND is 1 when the run was cut at RUN_S and VALUE is only
-# the most it can have been
+# pipe_run CONFIG REP: PIPE_RUNS runs of the pipe, the median of their ops/s
+# appended to CONFIG.ops as "VALUE BOUND REP"; BOUND is 1 when that run was
+# cut at RUN_S (VALUE is then only the most it can have been)
 pipe_run() {
-	local out rc v bound=0 loops=$LOOPS
-	if [ "$PIN" = 1 ]; then
-		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$loops" 2>&1)
-	else
-		loops=$LOOPS_U
-		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$loops" 2>&1)
-	fi
-	rc=$?
-	v=$(echo "$out" | awk '/ops\/sec/ {print $1}')
-	if [ -z "$v" ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
-		v=$((loops / RUN_S))
-		bound=1
-		note "$1, rep $2: $loops loops took over $RUN_S s, counted as $v ops/s (an upper bound)"
-	fi
-	if [ -z "$v" ]; then
-		fail "$1" "perf bench sched pipe gave no figure (status $rc): $(echo "$out" | tail -n 1)"
-		return 1
-	fi
-	echo "$v $bound $2" >>"$tmp/$1.ops"
-	printf 'rep %d %-18s %s%s ops/s\n' "$2" "$1" "$([ $bound = 1 ] && echo "< ")" "$v"
+	local out rc v bound=0 loops=$LOOPS r all="" m
+	[ "$PIN" = 1 ] || loops=$LOOPS_U
+	for r in $(seq 1 "$PIPE_RUNS"); do
+		if [ "$PIN" = 1 ]; then
+			out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$loops" 2>&1)
+		else
+			out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$loops" 2>&1)
+		fi
+		rc=$?
+		v=$(echo "$out" | awk '/ops\/sec/ {print $1}')
+		if [ -z "$v" ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
+			v=$((loops / RUN_S))
+			bound=1
+			note "$1, rep $2: $loops loops took over $RUN_S s, counted as $v ops/s (an upper bound)"
+		fi
+		if [ -z "$v" ]; then
+			fail "$1" "perf bench sched pipe gave no figure (status $rc): $(echo "$out" | tail -n 1)"
+			return 1
+		fi
+		all="$all$v $bound
+"
+	done
+	read -r m bound < <(printf %s "$all" | median_of /dev/stdin)
+	echo "$m $bound $2" >>"$tmp/$1.ops"
+	printf 'rep %d %-18s %s%s ops/s (%s)\n' "$2" "$1" "$([ "$bound" = 1 ] && echo "< ")" "$m" \
+		"$(printf %s "$all" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $1 }')"
 }
 
 # run_under CONFIG REP TOOL PATTERN CMD...: one run of the workload (the pipe,
@@ -417,8 +428,8 @@ start_s=$SECONDS
 # Throughput is measured as a user runs the tools; the per-event figures come
 # from runs of their own (*-stats) with the kernel's BPF run-time accounting
 # on, which costs two clock reads per program run.
-configs="base wprof-a wprof-p-idle bpftrace floor"
-configs="$configs base-unpinned wprof-a-unpinned bpftrace-unpinned floor-unpinned"
+configs="base wprof-a floor wprof-p-idle bpftrace"
+configs="$configs base-unpinned wprof-a-unpinned floor-unpinned bpftrace-unpinned"
 configs="$configs redis-floor redis redis-wprof wprof-a-stats floor-stats redis-wprof-stats"
 configs="$configs redis-pinned redis-wprof-pinned"
 # the resume walks by a program at every switch instead of BPF task work (the
@@ -436,7 +447,11 @@ configs="$configs wprof-a-sw"
 # runs next to each other sees the least of the machine's drift (paired()).
 configs="$configs redis-wprof-pinned redis-pinned redis-wprof redis redis-floor"
 for i in $(seq 1 "$REPS"); do
-	for c in $configs; do
+	# every other repetition in the reverse order: no configuration is always
+	# the one that runs after a given other (the machine's state it leaves)
+	order=$configs
+	[ $((i % 2)) = 0 ] && order=$(echo "$configs" | tr ' ' '\n' | tac | tr '\n' ' ')
+	for c in $order; do
 		[ -e "$tmp/$c.off" ] && continue
 		case $c in
 		*-unpinned) PIN=0 ;;
@@ -776,7 +791,8 @@ med redis-pinned-GET && redis_base_get_p=$m
 
 echo
 echo "perf bench sched pipe -l $LOOPS pinned (both tasks on CPU $BENCH_CPU, the worst case),"
-echo "-l $LOOPS_U unpinned (the ordinary case): about $RUN_SECONDS s each without a profiler,"
+echo "-l $LOOPS_U unpinned (the ordinary case): about $RUN_SECONDS s each without a profiler, $PIPE_RUNS runs"
+echo "per configuration and repetition under one attach of the tool (their median its figure),"
 echo "started ${SETTLE_S} s after the tool attached; redis-benchmark -c 1 -t get,set against a"
 echo "redis-server of its own: -n $REDIS_REQS unpinned, -n $REDIS_REQS_PINNED with the server and"
 echo "the client on CPU $BENCH_CPU; $REPS interleaved repetitions (twice as many redis runs), medians;"
