@@ -200,6 +200,7 @@ pipe_run() {
 	local out rc v bound=0 loops=$LOOPS r all="" m
 	[ "$PIN" = 1 ] || loops=$LOOPS_U
 	for r in $(seq 1 "$PIPE_RUNS"); do
+		bound=0
 		if [ "$PIN" = 1 ]; then
 			out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$loops" 2>&1)
 		else
@@ -269,11 +270,11 @@ run_under() {
 # SET and GET requests/s appended to CONFIG-SET.ops and CONFIG-GET.ops as
 # "VALUE 0 REP.K", the K-th run of CONFIG in repetition REP (the redis
 # configurations that rows compare run twice a repetition, the K-th run
-# beside the baseline's K-th: paired()). One client: every request is a block and a wakeup of the
-# server. CONFIG
-# *-pinned: the server's threads and the client on CPU BENCH_CPU (the
-# server's put back on its CPUs after: the pipe's runs share that CPU with
-# it), else wherever the scheduler puts them.
+# beside the baseline's K-th: paired()). One client: every request is a
+# block and a wakeup of the server. CONFIG *-pinned: the server's threads
+# and the client on CPU BENCH_CPU (the server's put back on its CPUs after:
+# the pipe's runs share that CPU with it), else wherever the scheduler puts
+# them.
 redis_run() {
 	local out rc t v k line="" pin="" n=$REDIS_REQS
 	if ! alive "$redis_pid"; then
