@@ -193,6 +193,16 @@ fi
 BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
 PIN=1
 
+# pipe_once PIN LOOPS: one run of the pipe, on CPU BENCH_CPU if PIN is 1, cut
+# at RUN_S: its output, and timeout's status
+pipe_once() {
+	if [ "$1" = 1 ]; then
+		timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$2" 2>&1
+	else
+		timeout -k 5 "$RUN_S" perf bench sched pipe -l "$2" 2>&1
+	fi
+}
+
 # pipe_run CONFIG REP: PIPE_RUNS runs of the pipe, the median of their ops/s
 # appended to CONFIG.ops as "VALUE BOUND REP"; BOUND is 1 when that run was
 # cut at RUN_S (VALUE is then only the most it can have been)
@@ -201,11 +211,7 @@ pipe_run() {
 	[ "$PIN" = 1 ] || loops=$LOOPS_U
 	for r in $(seq 1 "$PIPE_RUNS"); do
 		bound=0
-		if [ "$PIN" = 1 ]; then
-			out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l "$loops" 2>&1)
-		else
-			out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l "$loops" 2>&1)
-		fi
+		out=$(pipe_once "$PIN" "$loops")
 		rc=$?
 		v=$(echo "$out" | awk '/ops\/sec/ {print $1}')
 		if [ -z "$v" ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
@@ -299,14 +305,15 @@ redis_run() {
 	fi
 	# -q rewrites its progress line with \r; the last one of a test is the figure
 	out=$(echo "$out" | tr '\r' '\n')
+	# this run's K (SET's and GET's files have their figures in step)
+	k=$(cat "$tmp/$1-SET.ops" 2>/dev/null |
+		awk -v r="$2" 'index($3, r ".") == 1 { n++ } END { print n + 1 }')
 	for t in SET GET; do
 		v=$(echo "$out" | awk -v t="$t:" '$1 == t && $3 == "requests" {print $2}')
 		if [ -z "$v" ]; then
 			fail "$1" "redis-benchmark gave no $t figure (status $rc): $(echo "$out" | grep . | tail -n 1)"
 			return 1
 		fi
-		k=$(cat "$tmp/$1-$t.ops" 2>/dev/null |
-			awk -v r="$2" 'index($3, r ".") == 1 { n++ } END { print n + 1 }')
 		echo "$v 0 $2.$k" >>"$tmp/$1-$t.ops"
 		line="$line $t $v"
 	done
@@ -412,13 +419,7 @@ idle=$!
 
 # calibrate PIN: the loops that take RUN_SECONDS without a profiler
 calibrate() {
-	local out
-	if [ "$1" = 1 ]; then
-		out=$(timeout -k 5 "$RUN_S" taskset -c "$BENCH_CPU" perf bench sched pipe -l 20000 2>&1)
-	else
-		out=$(timeout -k 5 "$RUN_S" perf bench sched pipe -l 20000 2>&1)
-	fi
-	echo "$out" | awk -v s="$RUN_SECONDS" '/ops\/sec/ {
+	pipe_once "$1" 20000 | awk -v s="$RUN_SECONDS" '/ops\/sec/ {
 		n = int($1 * s / 1000) * 1000; print n < 10000 ? 10000 : n }'
 }
 [ -n "$LOOPS" ] || LOOPS=$(calibrate 1)
