@@ -598,11 +598,14 @@ med() {
 	read -r m mb < <(median_of "$tmp/$1.ops")
 }
 
-# paired NAME BASE_NAME: the median over the repetitions that have a figure in
-# both (a third field of their .ops: the pipe's repetition, redis's REP.K) of
-# the throughput NAME lost against BASE_NAME's run of the same repetition (and
-# the same half of it, for redis), in percent; nothing if
-# none. The machine's pace drifts over minutes (this VM's pinned pipe, with no
+# paired NAME BASE_NAME [ALSO]: "LOSS BOUND PAIRS": the median over the
+# repetitions that have a figure in both (a third field of their .ops: the
+# pipe's repetition, redis's REP.K), and in ALSO if given, of the throughput
+# NAME lost against BASE_NAME's run of the same repetition (and the same half
+# of it, for redis), in percent; BOUND 1 if that median is a lower bound (a
+# run of NAME cut short: its loss is at least that), and how many pairs;
+# nothing if none. A baseline run cut short pairs with nothing. The
+# machine's pace drifts over minutes (this VM's pinned pipe, with no
 # profiler, from 47,000 to 71,000 ops/s across the repetitions of one bench):
 # a run against the baseline of its own repetition sees less of that drift
 # than two medians over the whole bench (an unpinned redis run, more: this
@@ -611,9 +614,14 @@ med() {
 # repetition are paired (the pipe's others come minutes later, after the
 # redis runs).
 paired() {
-	awk 'NR == FNR { if (NF >= 3 && !$2) b[$3] = $1; next }
-		NF >= 3 && !$2 && ($3 in b) && b[$3] > 0 { print 100 * (1 - $1 / b[$3]), 0 }' \
-		"$tmp/$2.ops" "$tmp/$1.ops" 2>/dev/null | median_of /dev/stdin | awk '{ printf "%.1f\n", $1 }'
+	local pairs
+	pairs=$(awk -v also="${3:+1}" 'FILENAME == ARGV[1] { if (NF >= 3 && !$2) b[$3] = $1; next }
+		also && FILENAME == ARGV[2] { if (NF >= 3) a[$3] = 1; next }
+		NF >= 3 && ($3 in b) && b[$3] > 0 && (!also || ($3 in a)) {
+			print 100 * (1 - $1 / b[$3]), $2 }' \
+		"$tmp/$2.ops" ${3:+"$tmp/$3.ops"} "$tmp/$1.ops" 2>/dev/null)
+	[ -n "$pairs" ] || return 0
+	echo "$(echo "$pairs" | median_of /dev/stdin) $(echo "$pairs" | wc -l)"
 }
 
 # row LABEL NAME CONFIG BASE UNIT [GOAL_LOSS_PCT [BASE_NAME]]: one
@@ -622,9 +630,12 @@ paired() {
 # CONFIG.off says why the configuration was skipped or stopped. BASE_NAME: the
 # baseline's figures; a goal not met by a median that lies within their range
 # is said to be within the noise, and the loss paired by repetition is given
-# beside the loss of the medians where the runs have their repetitions.
+# beside the loss of the medians where the runs have their repetitions. A
+# median that is a bound (a run cut short) meets no goal: it can only miss
+# one; so does a paired loss that is.
 row() {
-	local label=$1 name=$2 c=$3 base=$4 unit=$5 goal=${6:-} bname=${7:-} cell="" gt="" g="" pl=""
+	local label=$1 name=$2 c=$3 base=$4 unit=$5 goal=${6:-} bname=${7:-} cell="" gt="" g=""
+	local pl="" plb=0 pn=0
 	if ! med "$name"; then
 		cell=$(cat "$tmp/$c.off" 2>/dev/null || echo "failed: no figure")
 		echo "| $label | $cell | | | |"
@@ -644,74 +655,113 @@ row() {
 		echo "| $label | $cell | n/a: no baseline | | |"
 		return
 	fi
-	[ -n "$bname" ] && pl=$(paired "$name" "$bname")
+	[ -n "$bname" ] && read -r pl plb pn < <(paired "$name" "$bname"; echo)
 	if [ -n "$goal" ]; then
-		if [ "$mb" = 0 ] && awk -v b="$base" -v v="$m" -v g="$goal" 'BEGIN { exit !(100 * (1 - v / b) <= g) }'; then
+		if awk -v b="$base" -v v="$m" -v g="$goal" 'BEGIN { exit !(100 * (1 - v / b) <= g) }'; then
 			g="loss ≤ $goal%: met"
+			[ "$mb" = 1 ] && g="loss ≤ $goal%: cannot tell (a run cut short)"
 		else
 			g="loss ≤ $goal%: **not met**"
 			[ -n "$bname" ] && [ "$mb" = 0 ] && sort -n "$tmp/$bname.ops" |
 				awk -v v="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !(NR > 1 && v >= lo) }' &&
 				g="$g (within the spread of the runs without a profiler)"
-			[ -n "$pl" ] && awk -v l="$pl" -v g="$goal" 'BEGIN { exit !(l <= g) }' &&
-				g="$g; paired by repetition: met"
 		fi
+		# where the medians do not meet it, the paired losses may
+		[ "${g%: met}" = "$g" ] && [ -n "$pl" ] && [ "$plb" = 0 ] &&
+			awk -v l="$pl" -v g="$goal" 'BEGIN { exit !(l <= g) }' &&
+			g="$g; paired by repetition: met"
 	fi
-	awk -v label="$label" -v cell="$cell" -v b="$base" -v v="$m" -v gt="$gt" -v g="$g" -v pl="$pl" 'BEGIN {
+	awk -v label="$label" -v cell="$cell" -v b="$base" -v v="$m" -v gt="$gt" -v g="$g" \
+		-v pl="$pl" -v plb="$plb" -v pn="$pn" 'BEGIN {
+		ps = ""
+		if (pl != "")
+			ps = sprintf(" (%s%.1f%% paired by repetition, %d pairs)", (plb ? "> " : ""), pl, pn)
 		printf "| %s | %s | %s%.1f%%%s | %s%+.1f%% | %s |\n", label, cell, gt, 100 * (1 - v / b),
-			pl != "" ? sprintf(" (%s%% paired by repetition)", pl) : "", gt, 100 * (b / v - 1), g
+			ps, gt, 100 * (b / v - 1), g
 	}'
 }
 
 # ratio LABEL WPROF FLOOR BASE [BASE_NAME [GOAL]]: wprof's added time per op
 # as a multiple of the floor's; with BASE_NAME, the same of their losses
-# paired by repetition beside it. GOAL: the most it may be (3, the issue's
-# goal for the pipe, by default; "" for none), judged on the medians, and
-# where they miss it, on the paired figures too (as row() does): a few
-# percent of cost each, the two medians are moved by the machine's drift
-# between repetitions as much as by the tools (unpinned pipe runs of one
-# bench: 38,600 ops/s without a profiler in two repetitions, 42,100-44,800
-# in the three others).
+# paired by repetition beside it, over the repetitions that have all three.
+# GOAL: the most it may be (3, the issue's goal for the pipe, by default; ""
+# for none), judged on the medians, and where they do not meet it, on the
+# paired figures too (as row() does): a few percent of cost each, the two
+# medians are moved by the machine's drift between repetitions as much as by
+# the tools (unpinned pipe runs of one bench: 38,600 ops/s without a profiler
+# in two repetitions, 42,100-44,800 in the three others). A figure from a run
+# cut short is a bound: wprof's cost a lower one (a multiple that can only
+# miss the goal), the floor's an upper one.
 ratio() {
-	local label=$1 w f wb fb pw="" pf="" goal=${6-3}
+	local label=$1 w f wb fb pw="" pf="" pwb=0 pfb=0 pwn=0 pfn=0 goal=${6-3}
 	# a redis figure's configuration is its name less -SET or -GET
 	med "$2" || { echo "| $label | n/a: wprof $(cat "$tmp/${2%-[SG]ET}.off" 2>/dev/null) | | | |"; return; }
 	w=$m wb=$mb
 	med "$3" || { echo "| $label | n/a: floor $(cat "$tmp/${3%-[SG]ET}.off" 2>/dev/null) | | | |"; return; }
 	f=$m fb=$mb
 	[ -n "$4" ] || { echo "| $label | n/a: no baseline | | | |"; return; }
-	[ -n "${5:-}" ] && pw=$(paired "$2" "$5") && pf=$(paired "$3" "$5")
-	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v bound="$wb$fb" -v pw="$pw" -v pf="$pf" \
-		-v goal="$goal" 'BEGIN {
+	if [ -n "${5:-}" ]; then
+		read -r pw pwb pwn < <(paired "$2" "$5" "$3"; echo)
+		read -r pf pfb pfn < <(paired "$3" "$5" "$2"; echo)
+	fi
+	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v wb="$wb" -v fb="$fb" \
+		-v pw="$pw" -v pf="$pf" -v pwb="$pwb" -v pfb="$pfb" -v pn="$pwn" -v goal="$goal" '
+	# the verdict on a multiple r: "met", "not met", or "" where a bound
+	# (lo: wprof cost at least; hi: the floor cost at least) leaves it open
+	function verdict(r, lo, hi) {
+		if (lo && hi)
+			return ""
+		if (lo)
+			return r > goal ? "not met" : ""
+		if (hi)
+			return r <= goal ? "met" : ""
+		return r <= goal ? "met" : "not met"
+	}
+	function shown(v) {
+		return v == "not met" ? "**not met**" : (v == "" ? "cannot tell (a run cut short)" : v)
+	}
+	BEGIN {
 		cw = b / w - 1; cf = b / f - 1
-		costs = sprintf("floor %+.1f%%, wprof %+.1f%%", 100 * cf, 100 * cw)
+		costs = sprintf("floor %s%+.1f%%, wprof %s%+.1f%%", (fb ? "> " : ""), 100 * cf,
+			(wb ? "> " : ""), 100 * cw)
 		# the paired losses as time added per op, where the floor costs 1% or more
+		vp = "none"
 		if (pw != "" && pf != "" && pw < 100 && pf < 100) {
 			pcw = 100 / (100 - pw) - 1; pcf = 100 / (100 - pf) - 1
-			costs = costs sprintf("; paired by repetition: floor %+.1f%%, wprof %+.1f%%", 100 * pcf, 100 * pcw)
-			if (pcf >= 0.01 && pcw >= 0)
-				costs = costs sprintf(", %.1fx", pcw / pcf)
+			costs = costs sprintf("; paired by repetition (%d): floor %s%+.1f%%, wprof %s%+.1f%%", pn,
+				(pfb ? "> " : ""), 100 * pcf, (pwb ? "> " : ""), 100 * pcw)
+			if (pcf >= 0.01 && pcw >= 0) {
+				costs = costs sprintf(", %s%.1fx", (pwb && !pfb ? "> " : (pfb && !pwb ? "< " : "")),
+					pcw / pcf)
+				vp = verdict(pcw / pcf, pwb, pfb)
+			}
 		}
 		# under 1% (or a gain), a cost is within what runs of this VM
 		# scatter by: no ratio to tell, but 3 times that much is too much
-		g = goal != "" ? sprintf("≤ %sx", goal) : ""
-		if (cf < 0.01) {
-			printf "| %s | n/a: the floor costs nothing measurable | | %s | %s%s |\n", label,
-				costs, g, (g != "" && cw >= 0.01 * goal ? sprintf(": **not met** (wprof costs %s%% or more)", goal) : "")
-			exit
+		if (cf < 0.01 && !fb) {
+			head = "n/a: the floor costs nothing measurable"
+			v = cw >= 0.01 * goal ? "not met" : "none"
+			why = sprintf(" (wprof costs %s%% or more)", goal)
+		} else if (cw < 0) {
+			head = "n/a: wprof made the runs faster"
+			v = "none"
+		} else {
+			head = sprintf("wprof costs %s%.1fx the floor", (wb && !fb ? "> " : (fb && !wb ? "< " : "")), cw / cf)
+			if (wb && fb)
+				head = head " (runs cut short: rough)"
+			v = verdict(cw / cf, wb, fb)
 		}
-		if (cw < 0) {
-			printf "| %s | n/a: wprof made the runs faster | | %s | %s |\n", label, costs, g
-			exit
+		g = ""
+		if (goal != "") {
+			g = sprintf("≤ %sx", goal)
+			if (v != "none")
+				g = g ": " shown(v) why
+			if (v == "none" && vp != "none")
+				g = g ": paired by repetition: " shown(vp)
+			else if (v != "met" && vp == "met")
+				g = g "; paired by repetition: met"
 		}
-		r = cw / cf
-		if (g != "") {
-			g = g ": " (r <= goal ? "met" : "**not met**")
-			if (r > goal && pcf >= 0.01 && pcw >= 0)
-				g = g "; paired by repetition: " (pcw / pcf <= goal ? "met" : "not met")
-		}
-		printf "| %s | wprof costs %.1fx the floor%s | | %s | %s |\n", label, r,
-			bound != "00" ? " (a run cut short: rough)" : "", costs, g
+		printf "| %s | %s | | %s | %s |\n", label, head, costs, g
 	}'
 }
 
