@@ -618,7 +618,7 @@ paired() {
 	pairs=$(awk -v also="${3:+1}" 'FILENAME == ARGV[1] { if (NF >= 3 && !$2) b[$3] = $1; next }
 		also && FILENAME == ARGV[2] { if (NF >= 3) a[$3] = 1; next }
 		NF >= 3 && ($3 in b) && b[$3] > 0 && (!also || ($3 in a)) {
-			print 100 * (1 - $1 / b[$3]), $2 }' \
+			printf "%.6f %d\n", 100 * (1 - $1 / b[$3]), $2 }' \
 		"$tmp/$2.ops" ${3:+"$tmp/$3.ops"} "$tmp/$1.ops" 2>/dev/null)
 	[ -n "$pairs" ] || return 0
 	echo "$(echo "$pairs" | median_of /dev/stdin) $(echo "$pairs" | wc -l)"
@@ -675,7 +675,8 @@ row() {
 		-v pl="$pl" -v plb="$plb" -v pn="$pn" 'BEGIN {
 		ps = ""
 		if (pl != "")
-			ps = sprintf(" (%s%.1f%% paired by repetition, %d pairs)", (plb ? "> " : ""), pl, pn)
+			ps = sprintf(" (%s%.1f%% paired by repetition, %d pair%s)", (plb ? "> " : ""), pl, pn,
+				(pn == 1 ? "" : "s"))
 		printf "| %s | %s | %s%.1f%%%s | %s%+.1f%% | %s |\n", label, cell, gt, 100 * (1 - v / b),
 			ps, gt, 100 * (b / v - 1), g
 	}'
