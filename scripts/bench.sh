@@ -628,14 +628,16 @@ paired() {
 # configuration: its median, throughput lost and time added per op against the
 # median BASE ("=": this is the baseline). NAME.ops holds the figures,
 # CONFIG.off says why the configuration was skipped or stopped. BASE_NAME: the
-# baseline's figures; a goal not met by a median that lies within their range
-# is said to be within the noise, and the loss paired by repetition is given
-# beside the loss of the medians where the runs have their repetitions. A
-# median that is a bound (a run cut short) meets no goal: it can only miss
-# one; so does a paired loss that is.
+# baseline's figures; where the runs have their repetitions, the loss paired
+# by repetition is given beside the loss of the medians, and the goal is
+# judged on it, each run against the baseline run beside it (the medians'
+# verdict is given too where it differs); else on the medians, and a goal
+# they miss with a median within the baseline's range is said to be within
+# the noise. A loss that is a bound (a run cut short) meets no goal: it can
+# only miss one.
 row() {
 	local label=$1 name=$2 c=$3 base=$4 unit=$5 goal=${6:-} bname=${7:-} cell="" gt="" g=""
-	local pl="" plb=0 pn=0
+	local pl="" plb=0 pn=0 spread=0
 	if ! med "$name"; then
 		cell=$(cat "$tmp/$c.off" 2>/dev/null || echo "failed: no figure")
 		echo "| $label | $cell | | | |"
@@ -657,19 +659,28 @@ row() {
 	fi
 	[ -n "$bname" ] && read -r pl plb pn < <(paired "$name" "$bname"; echo)
 	if [ -n "$goal" ]; then
-		if awk -v b="$base" -v v="$m" -v g="$goal" 'BEGIN { exit !(100 * (1 - v / b) <= g) }'; then
-			g="loss ≤ $goal%: met"
-			[ "$mb" = 1 ] && g="loss ≤ $goal%: cannot tell (a run cut short)"
-		else
-			g="loss ≤ $goal%: **not met**"
-			[ -n "$bname" ] && [ "$mb" = 0 ] && sort -n "$tmp/$bname.ops" |
-				awk -v v="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !(NR > 1 && v >= lo) }' &&
-				g="$g (within the spread of the runs without a profiler)"
-		fi
-		# where the medians do not meet it, the paired losses may
-		[ "${g%: met}" = "$g" ] && [ -n "$pl" ] && [ "$plb" = 0 ] &&
-			awk -v l="$pl" -v g="$goal" 'BEGIN { exit !(l <= g) }' &&
-			g="$g; paired by repetition: met"
+		[ -n "$bname" ] && [ "$mb" = 0 ] && sort -n "$tmp/$bname.ops" |
+			awk -v v="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !(NR > 1 && v >= lo) }' &&
+			spread=1
+		g=$(awk -v b="$base" -v v="$m" -v mb="$mb" -v pl="$pl" -v plb="$plb" -v goal="$goal" \
+			-v spread="$spread" '
+		# a loss that is a lower bound (a run cut short) can only miss the goal
+		function verdict(loss, bound) {
+			if (loss > goal)
+				return "**not met**"
+			return bound ? "cannot tell (a run cut short)" : "met"
+		}
+		BEGIN {
+			vm = verdict(100 * (1 - v / b), mb)
+			if (pl == "") {
+				noise = vm != "met" && spread ? " (within the spread of the runs without a profiler)" : ""
+				printf "loss ≤ %s%%: %s%s", goal, vm, noise
+				exit
+			}
+			vp = verdict(pl, plb)
+			printf "loss ≤ %s%%, paired by repetition: %s%s", goal, vp,
+				(vm != vp ? " (by the medians: " vm ")" : "")
+		}')
 	fi
 	awk -v label="$label" -v cell="$cell" -v b="$base" -v v="$m" -v gt="$gt" -v g="$g" \
 		-v pl="$pl" -v plb="$plb" -v pn="$pn" 'BEGIN {
@@ -686,13 +697,15 @@ row() {
 # as a multiple of the floor's; with BASE_NAME, the same of their losses
 # paired by repetition beside it, over the repetitions that have all three.
 # GOAL: the most it may be (3, the issue's goal for the pipe, by default; ""
-# for none), judged on the medians, and where they do not meet it, on the
-# paired figures too (as row() does): a few percent of cost each, the two
-# medians are moved by the machine's drift between repetitions as much as by
-# the tools (unpinned pipe runs of one bench: 38,600 ops/s without a profiler
-# in two repetitions, 42,100-44,800 in the three others). A figure from a run
-# cut short is a bound: wprof's cost a lower one (a multiple that can only
-# miss the goal), the floor's an upper one.
+# for none), judged on the paired figures where they give a multiple, as
+# row() does (the medians' verdict beside it where it differs), else on the
+# medians: a few percent of cost each, the two medians are moved by the
+# machine's drift between repetitions as much as by the tools (unpinned pipe
+# runs of one bench: 38,600 ops/s without a profiler in two repetitions,
+# 42,100-44,800 in the three others), where a run beside its baseline sees
+# little of it. A figure from a run cut short is a bound: wprof's cost a
+# lower one (a multiple that can only miss the goal), the floor's an upper
+# one.
 ratio() {
 	local label=$1 w f wb fb pw="" pf="" pwb=0 pfb=0 pwn=0 pfn=0 goal=${6-3}
 	# a redis figure's configuration is its name less -SET or -GET
@@ -707,25 +720,26 @@ ratio() {
 	fi
 	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v wb="$wb" -v fb="$fb" \
 		-v pw="$pw" -v pf="$pf" -v pwb="$pwb" -v pfb="$pfb" -v pn="$pwn" -v goal="$goal" '
-	# the verdict on a multiple r: "met", "not met", or "" where a bound
+	# the verdict on a multiple r: "met", "not met", or "open" where a bound
 	# (lo: wprof cost at least; hi: the floor cost at least) leaves it open
 	function verdict(r, lo, hi) {
 		if (lo && hi)
-			return ""
+			return "open"
 		if (lo)
-			return r > goal ? "not met" : ""
+			return r > goal ? "not met" : "open"
 		if (hi)
-			return r <= goal ? "met" : ""
+			return r <= goal ? "met" : "open"
 		return r <= goal ? "met" : "not met"
 	}
 	function shown(v) {
-		return v == "not met" ? "**not met**" : (v == "" ? "cannot tell (a run cut short)" : v)
+		return v == "not met" ? "**not met**" : (v == "open" ? "cannot tell (a run cut short)" : v)
 	}
 	BEGIN {
 		cw = b / w - 1; cf = b / f - 1
 		costs = sprintf("floor %s%+.1f%%, wprof %s%+.1f%%", (fb ? "> " : ""), 100 * cf,
 			(wb ? "> " : ""), 100 * cw)
 		# the paired losses as time added per op, where the floor costs 1% or more
+		# "none": no verdict (no figure, or nothing measurable to judge)
 		vp = "none"
 		if (pw != "" && pf != "" && pw < 100 && pf < 100) {
 			pcw = 100 / (100 - pw) - 1; pcf = 100 / (100 - pf) - 1
@@ -742,7 +756,7 @@ ratio() {
 		if (cf < 0.01 && !fb) {
 			head = "n/a: the floor costs nothing measurable"
 			v = cw >= 0.01 * goal ? "not met" : "none"
-			why = sprintf(" (wprof costs %s%% or more)", goal)
+			why = sprintf("wprof costs %s%% or more", goal)
 		} else if (cw < 0) {
 			head = "n/a: wprof made the runs faster"
 			v = "none"
@@ -753,14 +767,14 @@ ratio() {
 			v = verdict(cw / cf, wb, fb)
 		}
 		g = ""
-		if (goal != "") {
+		if (goal != "" && vp != "none") {
+			g = sprintf("≤ %sx, paired by repetition: %s", goal, shown(vp))
+			if (v != "none" && v != vp)
+				g = g " (by the medians: " shown(v) (why != "" ? ", " why : "") ")"
+		} else if (goal != "") {
 			g = sprintf("≤ %sx", goal)
 			if (v != "none")
-				g = g ": " shown(v) why
-			if (v == "none" && vp != "none")
-				g = g ": paired by repetition: " shown(vp)
-			else if (v != "met" && vp == "met")
-				g = g "; paired by repetition: met"
+				g = g ": " shown(v) (why != "" ? " (" why ")" : "")
 		}
 		printf "| %s | %s | | %s | %s |\n", label, head, costs, g
 	}'
