@@ -603,7 +603,7 @@ med() {
 # pipe's repetition, redis's REP.K), and in ALSO if given, of the throughput
 # NAME lost against BASE_NAME's run of the same repetition (and the same half
 # of it, for redis), in percent; BOUND 1 if that median is a lower bound (a
-# run of NAME cut short: its loss is at least that), and how many pairs;
+# run of NAME cut short: its loss is at least its figure), and how many pairs;
 # nothing if none. A baseline run cut short pairs with nothing. The
 # machine's pace drifts over minutes (this VM's pinned pipe, with no
 # profiler, from 47,000 to 71,000 ops/s across the repetitions of one bench):
@@ -621,7 +621,16 @@ paired() {
 			printf "%.6f %d\n", 100 * (1 - $1 / b[$3]), $2 }' \
 		"$tmp/$2.ops" ${3:+"$tmp/$3.ops"} "$tmp/$1.ops" 2>/dev/null)
 	[ -n "$pairs" ] || return 0
-	echo "$(echo "$pairs" | median_of /dev/stdin) $(echo "$pairs" | wc -l)"
+	# a loss that is a lower bound, sorted at or below the median, may be
+	# above it: the median is then a lower bound too
+	echo "$pairs" | sort -n | awk '{ v[NR] = $1; b[NR] = $2 }
+		END {
+			hi = int(NR / 2) + 1
+			m = NR % 2 ? v[hi] : (v[hi - 1] + v[hi]) / 2
+			for (i = 1; i <= hi; i++)
+				mb = mb || b[i]
+			printf "%.6f %d %d\n", m, mb, NR
+		}'
 }
 
 # row LABEL NAME CONFIG BASE UNIT [GOAL_LOSS_PCT [BASE_NAME]]: one
@@ -666,7 +675,7 @@ row() {
 			-v spread="$spread" '
 		# a loss that is a lower bound (a run cut short) can only miss the goal
 		function verdict(loss, bound) {
-			if (loss > goal)
+			if (loss > goal + 1e-6) # paired() gives 6 decimals
 				return "**not met**"
 			return bound ? "cannot tell (a run cut short)" : "met"
 		}
@@ -697,15 +706,15 @@ row() {
 # as a multiple of the floor's; with BASE_NAME, the same of their losses
 # paired by repetition beside it, over the repetitions that have all three.
 # GOAL: the most it may be (3, the issue's goal for the pipe, by default; ""
-# for none), judged on the paired figures where they give a multiple, as
+# for none), judged on the paired figures where the runs have them, as
 # row() does (the medians' verdict beside it where it differs), else on the
 # medians: a few percent of cost each, the two medians are moved by the
 # machine's drift between repetitions as much as by the tools (unpinned pipe
 # runs of one bench: 38,600 ops/s without a profiler in two repetitions,
 # 42,100-44,800 in the three others), where a run beside its baseline sees
 # little of it. A figure from a run cut short is a bound: wprof's cost a
-# lower one (a multiple that can only miss the goal), the floor's an upper
-# one.
+# lower one (a multiple that can then only miss the goal), the floor's cost
+# a lower one too (a multiple that can then only meet it).
 ratio() {
 	local label=$1 w f wb fb pw="" pf="" pwb=0 pfb=0 pwn=0 pfn=0 goal=${6-3}
 	# a redis figure's configuration is its name less -SET or -GET
@@ -726,55 +735,72 @@ ratio() {
 		if (lo && hi)
 			return "open"
 		if (lo)
-			return r > goal ? "not met" : "open"
+			return r > goal + 1e-6 ? "not met" : "open"
 		if (hi)
-			return r <= goal ? "met" : "open"
-		return r <= goal ? "met" : "not met"
+			return r <= goal + 1e-6 ? "met" : "open"
+		return r <= goal + 1e-6 ? "met" : "not met"
+	}
+	# the verdict on wprof costing cw and the floor cf (time added per op),
+	# and why (jwhy): under 1% (or a gain), a cost is within what runs of
+	# this VM scatter by: no multiple to tell, but 3 times that much is too
+	# much; a gain of wprof against a floor that costs is a multiple under
+	# any goal
+	function judge(cw, cf, lo, hi) {
+		jwhy = ""
+		if (cf < 0.01 && !hi) {
+			if (cw >= 0.01 * goal) {
+				jwhy = sprintf("wprof costs %s%% or more", goal)
+				return "not met"
+			}
+			jwhy = "the floor costs nothing measurable"
+			return "n/a"
+		}
+		return verdict(cw / cf, lo, hi)
 	}
 	function shown(v) {
-		return v == "not met" ? "**not met**" : (v == "open" ? "cannot tell (a run cut short)" : v)
+		if (v == "not met")
+			return "**not met**"
+		return v == "open" ? "cannot tell (a run cut short)" : v
 	}
 	BEGIN {
 		cw = b / w - 1; cf = b / f - 1
 		costs = sprintf("floor %s%+.1f%%, wprof %s%+.1f%%", (fb ? "> " : ""), 100 * cf,
 			(wb ? "> " : ""), 100 * cw)
-		# the paired losses as time added per op, where the floor costs 1% or more
-		# "none": no verdict (no figure, or nothing measurable to judge)
-		vp = "none"
-		if (pw != "" && pf != "" && pw < 100 && pf < 100) {
+		paired = pw != "" && pf != "" && pw < 100 && pf < 100
+		if (paired) {
+			# the paired losses as time added per op
 			pcw = 100 / (100 - pw) - 1; pcf = 100 / (100 - pf) - 1
 			costs = costs sprintf("; paired by repetition (%d): floor %s%+.1f%%, wprof %s%+.1f%%", pn,
 				(pfb ? "> " : ""), 100 * pcf, (pwb ? "> " : ""), 100 * pcw)
-			if (pcf >= 0.01 && pcw >= 0) {
+			if (pcf >= 0.01)
 				costs = costs sprintf(", %s%.1fx", (pwb && !pfb ? "> " : (pfb && !pwb ? "< " : "")),
 					pcw / pcf)
-				vp = verdict(pcw / pcf, pwb, pfb)
-			}
 		}
-		# under 1% (or a gain), a cost is within what runs of this VM
-		# scatter by: no ratio to tell, but 3 times that much is too much
-		if (cf < 0.01 && !fb) {
+		if (cf < 0.01 && !fb)
 			head = "n/a: the floor costs nothing measurable"
-			v = cw >= 0.01 * goal ? "not met" : "none"
-			why = sprintf("wprof costs %s%% or more", goal)
-		} else if (cw < 0) {
+		else if (cw < 0)
 			head = "n/a: wprof made the runs faster"
-			v = "none"
-		} else {
+		else {
 			head = sprintf("wprof costs %s%.1fx the floor", (wb && !fb ? "> " : (fb && !wb ? "< " : "")), cw / cf)
 			if (wb && fb)
 				head = head " (runs cut short: rough)"
-			v = verdict(cw / cf, wb, fb)
 		}
 		g = ""
-		if (goal != "" && vp != "none") {
-			g = sprintf("≤ %sx, paired by repetition: %s", goal, shown(vp))
-			if (v != "none" && v != vp)
-				g = g " (by the medians: " shown(v) (why != "" ? ", " why : "") ")"
-		} else if (goal != "") {
-			g = sprintf("≤ %sx", goal)
-			if (v != "none")
-				g = g ": " shown(v) (why != "" ? " (" why ")" : "")
+		if (goal != "") {
+			v = judge(cw, cf, wb, fb)
+			vwhy = jwhy
+			if (paired) {
+				vp = judge(pcw, pcf, pwb, pfb)
+				g = sprintf("≤ %sx, paired by repetition: %s", goal, shown(vp))
+				if (jwhy != "")
+					g = g " (" jwhy ")"
+				if (v != vp)
+					g = g " (by the medians: " shown(v) (vwhy != "" ? ", " vwhy : "") ")"
+			} else {
+				g = sprintf("≤ %sx: %s", goal, shown(v))
+				if (vwhy != "")
+					g = g " (" vwhy ")"
+			}
 		}
 		printf "| %s | %s | | %s | %s |\n", label, head, costs, g
 	}'
