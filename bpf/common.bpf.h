@@ -61,7 +61,7 @@ const volatile bool end_iter __weak = false;
  * switch-out too, and count the resume walks that differ.
  */
 const volatile bool check_deferred __weak = false;
-/* --stats: time each kind of switch (on a sample of the switches: TIMED_EVERY) */
+/* --stats: time each kind of switch (on a sample of the switches: WPROF_TIMED_EVERY) */
 const volatile bool time_kinds __weak = false;
 /* switches are timed by the stamp of tp_sched_entry (bpf/sched.bpf.c: switch_time()) */
 const volatile bool entry_stamp __weak = false;

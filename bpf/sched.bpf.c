@@ -169,8 +169,10 @@ static __always_inline void settle_resumed(struct wprof_thread *th, __u64 ustack
 	}
 	settle_pending(th, 0, ustack, WPROF_STAT_USER_LATE);
 	stat_add(WPROF_STAT_SW_RESUMED, 1);
-	if (time_kinds)
+	if (time_kinds) { /* every one */
 		stat_add(WPROF_STAT_NS_RESUMED, bpf_ktime_get_ns() - t0);
+		stat_add(WPROF_STAT_TM_RESUMED, 1);
+	}
 }
 
 static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *w)
@@ -803,9 +805,17 @@ static __always_inline __u64 switch_time(__u64 clock, __u64 queued, __u32 prev_t
  * is then estimated without bias, and the clock reads that time it (each as
  * long as a switch's cheapest parts) are not paid at every switch. Random,
  * not every n-th: switches come in patterns (two threads taking turns on a
- * CPU).
+ * CPU). The switches timed are counted per kind too: a kind's mean is taken
+ * over them (a kind of 30 switches may have none timed, or one).
  */
-#define TIMED_EVERY 64
+#define TIMED_EVERY WPROF_TIMED_EVERY
+
+/* a switch of kind `kind` (WPROF_STAT_SW_*) timed at `ns` */
+static __always_inline void timed_kind(__u32 kind, __u64 ns)
+{
+	stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_NS_OTHER, ns * TIMED_EVERY);
+	stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_TM_OTHER, 1);
+}
 
 static __always_inline bool timed_switch(void)
 {
@@ -828,7 +838,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	if (!out && !in) {
 		stat_add(WPROF_STAT_SW_OTHER, 1);
 		if (timed)
-			stat_add(WPROF_STAT_NS_OTHER, (bpf_ktime_get_ns() - t0) * TIMED_EVERY);
+			timed_kind(WPROF_STAT_SW_OTHER, bpf_ktime_get_ns() - t0);
 		return 0;
 	}
 	/* prev is on this CPU: its run queue's */
@@ -842,14 +852,13 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	if (timed) {
 		t1 = bpf_ktime_get_ns();
 		if (out)
-			stat_add(kind - WPROF_STAT_SW_OTHER + WPROF_STAT_NS_OTHER,
-				 (t1 - t0) * TIMED_EVERY);
+			timed_kind(kind, t1 - t0);
 	}
 	if (in) {
 		switch_in(ctx, next, now, typed);
 		stat_add(WPROF_STAT_SW_IN, 1);
 		if (timed)
-			stat_add(WPROF_STAT_NS_IN, (bpf_ktime_get_ns() - t1) * TIMED_EVERY);
+			timed_kind(WPROF_STAT_SW_IN, bpf_ktime_get_ns() - t1);
 	}
 	return 0;
 }

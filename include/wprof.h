@@ -218,6 +218,13 @@ struct wprof_wake_key {
 	char waker_comm[WPROF_COMM_LEN];
 };
 
+/*
+ * --stats times the kinds of switch on one switch in WPROF_TIMED_EVERY (the
+ * resume walks: every one), and adds each timed switch's ns that many times:
+ * the NS_ counters estimate each kind's total, the TM_ ones count the timed.
+ */
+#define WPROF_TIMED_EVERY 64
+
 /* Counters of everything the BPF side saw, did, or had to drop. */
 enum wprof_stat {
 	WPROF_STAT_SAMPLES,        /* on-CPU samples of targets */
@@ -257,6 +264,13 @@ enum wprof_stat {
 	WPROF_STAT_NS_DEFERRED,
 	WPROF_STAT_NS_RESUMED,
 	WPROF_STAT_NS_IN,
+	WPROF_STAT_TM_OTHER,       /* switches timed per kind (--stats only): */
+	WPROF_STAT_TM_KTHREAD,     /* what each kind's mean is taken over */
+	WPROF_STAT_TM_WALKED,
+	WPROF_STAT_TM_PREEMPT,
+	WPROF_STAT_TM_DEFERRED,
+	WPROF_STAT_TM_RESUMED,
+	WPROF_STAT_TM_IN,
 	/* closed off-CPU intervals by how their stacks were taken */
 	WPROF_STAT_IV_EXACT,       /* at least the threshold long: walked */
 	WPROF_STAT_IV_SAMPLED,     /* shorter, walked with probability length / threshold */

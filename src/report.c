@@ -171,7 +171,14 @@ static void print_walks(FILE *f, const struct profile *p, const __u64 *st)
 		(unsigned long long)st[WPROF_STAT_USER_LATE]);
 }
 
-/* --stats: the switches by kind, and the BPF time each kind took. */
+/*
+ * --stats: the switches by kind, and the BPF time each kind took: the mean
+ * over the switches of the kind that were timed (one in WPROF_TIMED_EVERY,
+ * at random; the resume walks every one), and how many those were. A kind
+ * with a few switches may have one timed, or none: its mean then says little,
+ * or nothing. Recordings made before the timed were counted: the estimated
+ * total over all of the kind.
+ */
 void report__switch_kinds(const struct recording *r, FILE *f)
 {
 	static const char *const names[] = {
@@ -183,17 +190,28 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 
 	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
 		__u64 cnt = st[WPROF_STAT_SW_OTHER + k], t = st[WPROF_STAT_NS_OTHER + k];
+		__u64 timed = st[WPROF_STAT_TM_OTHER + k];
+		bool every = WPROF_STAT_SW_OTHER + k == WPROF_STAT_SW_RESUMED;
 
-		fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each\n", names[k],
-			(unsigned long long)cnt, cnt ? (double)t / cnt : 0.0);
+		if (timed)
+			fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each (%llu timed)\n",
+				names[k], (unsigned long long)cnt,
+				(double)t / timed / (every ? 1 : WPROF_TIMED_EVERY),
+				(unsigned long long)timed);
+		else if (t)
+			fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each\n", names[k],
+				(unsigned long long)cnt, cnt ? (double)t / cnt : 0.0);
+		else
+			fprintf(f, "wprof: switches %-14s %10llu        - ns each (none timed)\n",
+				names[k], (unsigned long long)cnt);
 		if (WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_IN &&
 		    WPROF_STAT_SW_OTHER + k != WPROF_STAT_SW_RESUMED)
 			n += cnt;
 		ns += t;
 	}
 	fprintf(f, "wprof: switches in all       %10llu %8.0f ns each (out and in parts; "
-		"the ns timed on one switch in 64)\n",
-		(unsigned long long)n, n ? (double)ns / n : 0.0);
+		"the ns timed on one switch in %d)\n",
+		(unsigned long long)n, n ? (double)ns / n : 0.0, WPROF_TIMED_EVERY);
 	fprintf(f, "wprof: switches timed by the clock __schedule() read %llu, by a clock read "
 		"%llu; waits for a CPU timed by the run queue's clock alone (before their CPU's "
 		"calibration) %llu\n", (unsigned long long)st[WPROF_STAT_TIMED_RQ],
