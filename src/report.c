@@ -176,8 +176,7 @@ static void print_walks(FILE *f, const struct profile *p, const __u64 *st)
  * over the switches of the kind that were timed (one in WPROF_TIMED_EVERY,
  * at random; the resume walks every one), and how many those were. A kind
  * with a few switches may have one timed, or none: its mean then says little,
- * or nothing. Recordings made before the timed were counted: the estimated
- * total over all of the kind.
+ * or nothing.
  */
 void report__switch_kinds(const struct recording *r, FILE *f)
 {
@@ -198,9 +197,6 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 				names[k], (unsigned long long)cnt,
 				(double)t / timed / (every ? 1 : WPROF_TIMED_EVERY),
 				(unsigned long long)timed);
-		else if (t)
-			fprintf(f, "wprof: switches %-14s %10llu %8.0f ns each\n", names[k],
-				(unsigned long long)cnt, cnt ? (double)t / cnt : 0.0);
 		else
 			fprintf(f, "wprof: switches %-14s %10llu        - ns each (none timed)\n",
 				names[k], (unsigned long long)cnt);

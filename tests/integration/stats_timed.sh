@@ -9,9 +9,13 @@
 # - the switches timed are at most the kind's switches;
 # - the resume walks are timed every one;
 # - where 20 or more are expected (1,280 switches), the count is within
-#   5 standard deviations of a binomial of one in 64 (a chance of about
-#   one in a million to fail on a sound count);
+#   5 standard deviations of a binomial of one in 64 (the binomial is
+#   skewed: a sound count fails with a chance of 4 in a million at 1,280
+#   switches, less above);
 # and the deferred switches and switch-ins reach that, so the check runs.
+# The means: each kind's mean times its timed switches (times 64 where one
+# in 64 is timed) adds up to the estimated total of the "in all" line, its
+# mean times its count, within the rounding of the printed means.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -49,4 +53,13 @@ done < <(kinds)
 for name in deferred switch-in; do
 	check_ge "$name: switches" "$(kinds | awk -v n="$name" '$1 == n { print $2 }')" 1280
 done
+# "wprof: switches in all N MEAN ns each (...)"
+read -r all_n all_mean < <(sed -n 's/^wprof: switches in all *\([0-9]*\) *\([0-9]*\) ns each.*/\1 \2/p' "$TMP/rec.err")
+check "the kinds' means add up to the total of all switches ($all_n x $all_mean ns)" \
+	awk -v n="${all_n:-x}" -v m="${all_mean:-x}" '
+	/^wprof: switches .* ns each \([0-9]+ timed\)$/ {
+		k = substr($(NF - 1), 2); w = $(NF - 4) == "-" ? 0 : k * ($3 == "resumed+walked" ? 1 : 64)
+		sum += $(NF - 4) * w; slack += w / 2
+	}
+	END { d = sum - n * m; if (d < 0) d = -d; exit !(n ~ /^[0-9]+$/ && d <= slack + n / 2) }' "$TMP/rec.err"
 finish
