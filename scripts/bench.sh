@@ -668,7 +668,8 @@ row() {
 	fi
 	[ -n "$bname" ] && read -r pl plb pn < <(paired "$name" "$bname"; echo)
 	if [ -n "$goal" ]; then
-		[ -n "$bname" ] && [ "$mb" = 0 ] && sort -n "$tmp/$bname.ops" |
+		# the medians' noise note, for rows without paired figures
+		[ -z "$pl" ] && [ -n "$bname" ] && [ "$mb" = 0 ] && sort -n "$tmp/$bname.ops" |
 			awk -v v="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !(NR > 1 && v >= lo) }' &&
 			spread=1
 		g=$(awk -v b="$base" -v v="$m" -v mb="$mb" -v pl="$pl" -v plb="$plb" -v goal="$goal" \
@@ -716,7 +717,7 @@ row() {
 # lower one (a multiple that can then only miss the goal), the floor's cost
 # a lower one too (a multiple that can then only meet it).
 ratio() {
-	local label=$1 w f wb fb pw="" pf="" pwb=0 pfb=0 pwn=0 pfn=0 goal=${6-3}
+	local label=$1 w f wb fb pw="" pf="" pwb=0 pfb=0 pn=0 goal=${6-3}
 	# a redis figure's configuration is its name less -SET or -GET
 	med "$2" || { echo "| $label | n/a: wprof $(cat "$tmp/${2%-[SG]ET}.off" 2>/dev/null) | | | |"; return; }
 	w=$m wb=$mb
@@ -724,11 +725,12 @@ ratio() {
 	f=$m fb=$mb
 	[ -n "$4" ] || { echo "| $label | n/a: no baseline | | | |"; return; }
 	if [ -n "${5:-}" ]; then
-		read -r pw pwb pwn < <(paired "$2" "$5" "$3"; echo)
-		read -r pf pfb pfn < <(paired "$3" "$5" "$2"; echo)
+		# both over the same repetitions: the same count of pairs
+		read -r pw pwb pn < <(paired "$2" "$5" "$3"; echo)
+		read -r pf pfb _ < <(paired "$3" "$5" "$2"; echo)
 	fi
 	awk -v label="$label" -v b="$4" -v w="$w" -v f="$f" -v wb="$wb" -v fb="$fb" \
-		-v pw="$pw" -v pf="$pf" -v pwb="$pwb" -v pfb="$pfb" -v pn="$pwn" -v goal="$goal" '
+		-v pw="$pw" -v pf="$pf" -v pwb="$pwb" -v pfb="$pfb" -v pn="$pn" -v goal="$goal" '
 	# the verdict on a multiple r: "met", "not met", or "open" where a bound
 	# (lo: wprof cost at least; hi: the floor cost at least) leaves it open
 	function verdict(r, lo, hi) {

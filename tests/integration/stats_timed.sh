@@ -30,18 +30,19 @@ wait_exit "$pid" 10 || fatal "shortnaps did not exit"
 check_wprof_ok rec
 grep '^wprof: switches .* ns each (' "$TMP/rec.err" | sed 's/^/  /'
 
-# "wprof: switches NAME... COUNT MEAN ns each (TIMED timed)", TIMED "none" for 0
+# "wprof: switches NAME... COUNT MEAN ns each (TIMED timed)", TIMED "none"
+# for 0 (MEAN "-"): "NAME COUNT TIMED MEAN"
 kinds() {
 	awk '/^wprof: switches .* ns each \((none|[0-9]+) timed\)$/ {
 		name = $3
 		for (i = 4; i <= NF - 6; i++)
 			name = name "_" $i
 		t = substr($(NF - 1), 2)
-		print name, $(NF - 5), (t == "none" ? 0 : t)
+		print name, $(NF - 5), (t == "none" ? 0 : t), $(NF - 4)
 	}' "$TMP/rec.err"
 }
 check "--stats printed 7 kinds of switch with their timed counts" test "$(kinds | wc -l)" -eq 7
-while read -r name cnt timed; do
+while read -r name cnt timed _; do
 	check_le "$name: switches timed" "$timed" "$cnt"
 	if [ "$name" = "resumed+walked" ]; then
 		check "$name: every one timed ($timed of $cnt)" test "$timed" -eq "$cnt"
@@ -56,10 +57,9 @@ done
 # "wprof: switches in all N MEAN ns each (...)"
 read -r all_n all_mean < <(sed -n 's/^wprof: switches in all *\([0-9]*\) *\([0-9]*\) ns each.*/\1 \2/p' "$TMP/rec.err")
 check "the kinds' means add up to the total of all switches ($all_n x $all_mean ns)" \
-	awk -v n="${all_n:-x}" -v m="${all_mean:-x}" '
-	/^wprof: switches .* ns each \([0-9]+ timed\)$/ {
-		k = substr($(NF - 1), 2); w = $(NF - 4) == "-" ? 0 : k * ($3 == "resumed+walked" ? 1 : 64)
-		sum += $(NF - 4) * w; slack += w / 2
+	awk -v n="${all_n:-x}" -v m="${all_mean:-x}" '$3 > 0 {
+		w = $3 * ($1 == "resumed+walked" ? 1 : 64)
+		sum += $4 * w; slack += w / 2
 	}
-	END { d = sum - n * m; if (d < 0) d = -d; exit !(n ~ /^[0-9]+$/ && d <= slack + n / 2) }' "$TMP/rec.err"
+	END { d = sum - n * m; if (d < 0) d = -d; exit !(n ~ /^[0-9]+$/ && d <= slack + n / 2) }' <(kinds)
 finish
