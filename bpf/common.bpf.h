@@ -77,6 +77,12 @@ const volatile bool runq_sched_info __weak = false;
  * it (bpf/sched.bpf.c: switch_time()), not by a clock read at each.
  */
 const volatile bool switch_rq_clock __weak = false;
+/*
+ * Each run's steal (time the hypervisor ran something else on the vCPU) is
+ * read from the run queue's steal clock and kept out of on-CPU time. Set by
+ * user space where the kernel accounts it (CONFIG_PARAVIRT_TIME_ACCOUNTING).
+ */
+const volatile bool steal_time __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*

@@ -535,6 +535,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	now = not_before_last(th, now);
 	if (th->oncpu_since_ns) {
 		add_on(th, th->oncpu_since_ns, now);
+		steal_add(th, th->oncpu_since_ns, now, task_steal_ns(prev, typed));
 	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
 		add_on(th, th->first_ns, now);
 	} else {
@@ -555,7 +556,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 
 		stat_add(WPROF_STAT_UNTRACED_IN, 1);
 		close_unseen(th, in, unseen_wake(th, in, delay));
-		add_on(th, in, now);
+		add_on(th, in, now); /* a task clock time: no steal in it */
 	}
 	th->oncpu_since_ns = 0;
 	/* its name as it was last seen: at its end, or at the window's */
@@ -598,6 +599,7 @@ static __always_inline void untraced_out(void *ctx, struct wprof_thread *th,
 		out = th->oncpu_since_ns + ran;
 	add_on(th, th->oncpu_since_ns, out);
 	th->oncpu_since_ns = 0;
+	th->steal_in = 0; /* its run is the task clock's, without steal; or not known */
 	if (out == now)
 		return;
 	th->off_since_ns = out;
@@ -662,6 +664,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	}
 	th->oncpu_since_ns = now;
 	th->exec_in = TASK_READ(next, se.sum_exec_runtime, typed);
+	th->steal_in = task_steal_ns(next, typed);
 	/* a pending interval has only just been set: it is this one */
 	if (typed && resume_walk && !resume_task_work)
 		resume_expect(tid, th->pend.start != 0);
@@ -1045,6 +1048,7 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 		th->first_ns = now;
 		th->oncpu_since_ns = now;
 		th->exec_in = TASK_READ(p, se.sum_exec_runtime, typed);
+		th->steal_in = task_steal_ns(p, typed);
 	}
 	return 0;
 }
@@ -1105,6 +1109,7 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 	close_interval(ctx, th, now, unseen_wake(th, now, delay), NULL, true);
 	th->oncpu_since_ns = now;
 	th->exec_in = bpf_get_current_task_btf()->se.sum_exec_runtime;
+	th->steal_in = task_steal_ns(bpf_get_current_task_btf(), true);
 }
 
 /*

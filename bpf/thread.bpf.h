@@ -82,6 +82,55 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t, bool typed)
 }
 
 /*
+ * Steal: the scheduler's task clock (schedstat, getrusage) leaves out the
+ * time the hypervisor ran something else while a thread was current on a
+ * vCPU; the run queue's steal clock (prev_steal_time_rq) is that time summed,
+ * as of its last clock update (__schedule() updates it before sched_switch).
+ * A run's steal is its growth from the switch-in to the switch-out.
+ */
+static __always_inline __u64 rq_steal_ns(struct rq *rq, bool typed)
+{
+	if (!bpf_core_field_exists(rq->prev_steal_time_rq))
+		return 0;
+	return typed ? rq->prev_steal_time_rq : BPF_CORE_READ(rq, prev_steal_time_rq);
+}
+
+/*
+ * The steal clock of the CPU task @t is on (is about to run on, or last ran
+ * on), through its run queue (see task_rq_of()); 0 where not accounted.
+ */
+static __always_inline __u64 task_steal_ns(struct task_struct *t, bool typed)
+{
+	if (!steal_time)
+		return 0;
+	return rq_steal_ns(task_rq_of(t, typed), typed);
+}
+
+/*
+ * The run of @th from `from` to `to` ends with its CPU's steal clock at
+ * `steal`: its steal, the window's part of it, goes to off_ns[WPROF_STEAL].
+ * The switch-in's reading is taken by exchange, and the sum added
+ * atomically: the window-end iterator closes a run still going on another
+ * CPU, where that run's own switch-out may come at the same time.
+ */
+static __always_inline void steal_add(struct wprof_thread *th, __u64 from, __u64 to, __u64 steal)
+{
+	__u64 in = __sync_lock_test_and_set(&th->steal_in, 0), part, len;
+
+	if (!in || steal <= in || to <= from || !window_open())
+		return;
+	steal -= in;
+	len = to - from;
+	part = span(from, to);
+	/* a run across an edge of the window: its share, in 1/65536 (no overflow under days) */
+	if (part < len)
+		steal = (steal * ((part << 16) / len)) >> 16;
+	if (steal > part)
+		steal = part;
+	__sync_fetch_and_add(&th->off_ns[WPROF_STEAL], steal);
+}
+
+/*
  * The scheduler's times (sched_info, the run queue's clock) are sched_clock()
  * times; the programs' are monotonic. Per CPU, the difference of the two
  * clocks is learnt from the switches that read the clock (bpf/sched.bpf.c:

@@ -21,6 +21,12 @@ enum wprof_state {
 	WPROF_OFF_SLEEP = 1, /* TASK_INTERRUPTIBLE (and TASK_IDLE) */
 	WPROF_OFF_DISK = 2,  /* TASK_UNINTERRUPTIBLE: usually block I/O */
 	WPROF_OFF_RUNQ = 3,  /* runnable, waiting for a CPU */
+	/*
+	 * Current on a CPU the hypervisor gave to something else (steal): no
+	 * key has it; a thread's steal is its off_ns[WPROF_STEAL], its lines
+	 * are made by user space from its on-CPU samples
+	 */
+	WPROF_STEAL = 4,
 	WPROF_STATE_CNT,
 };
 
@@ -169,9 +175,11 @@ struct wprof_thread {
 	__u64 run_delay_out;
 	/* its run time in all as it last got a CPU (se.sum_exec_runtime); 0: unknown */
 	__u64 exec_in;
+	/* its CPU's steal clock (rq->prev_steal_time_rq) as it got the CPU; 0: unknown */
+	__u64 steal_in;
 	__u64 blocks;         /* intervals in SLEEP or DISK */
 	__u64 max_block_ns;   /* longest of them (blocked part) */
-	/* exact totals, whatever the stack maps and filters keep */
+	/* exact totals, whatever the stack maps and filters keep (and the steal in its runs) */
 	__u64 off_ns[WPROF_STATE_CNT];
 	/* a closed, walked interval whose user stack is walked as the thread resumes */
 	struct wprof_interval pend;

@@ -277,6 +277,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_RETIRE=always|never|auto: see enum retire.
  * WPROF_THREAD_SLOTS=few|auto: see record_opts.few_slots.
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
+ * WPROF_STEAL=off|auto: see record_opts.no_steal.
  */
 static int choice_envs(struct record_opts *opts)
 {
@@ -288,6 +289,7 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const runq[] = { "auto", "wakeup" };
 	static const char *const slots[] = { "auto", "few" };
 	static const char *const ends[] = { "auto", "proc" };
+	static const char *const steal[] = { "auto", "off" };
 	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
 	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
 	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
@@ -295,9 +297,11 @@ static int choice_envs(struct record_opts *opts)
 	int q = e < 0 ? e : env_choice("WPROF_RUNQ", runq, ARRAY_SIZE(runq));
 	int l = q < 0 ? q : env_choice("WPROF_THREAD_SLOTS", slots, ARRAY_SIZE(slots));
 	int p = l < 0 ? l : env_choice("WPROF_PROC_ENDS", ends, ARRAY_SIZE(ends));
+	int st = p < 0 ? p : env_choice("WPROF_STEAL", steal, ARRAY_SIZE(steal));
 
-	if (p < 0)
-		return p;
+	if (st < 0)
+		return st;
+	opts->no_steal = st == 1;
 	opts->few_slots = l == 1;
 	opts->proc_ends_proc = p == 1;
 	opts->raw_tp = a == 1;

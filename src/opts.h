@@ -105,6 +105,11 @@ struct record_opts {
 	 * every drain, not from pidfds (src/proclive.h; the bench compares)
 	 */
 	bool proc_ends_proc;
+	/*
+	 * WPROF_STEAL=off: no steal read at switches; on-CPU time then
+	 * includes the hypervisor's (the bench compares the cost)
+	 */
+	bool no_steal;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

@@ -286,7 +286,8 @@ static const char *state_of(enum rec_kind k)
 {
 	static const char *const states[REC_KIND_CNT] = {
 		[REC_ON_CPU] = "on-cpu", [REC_SLEEP] = "sleep", [REC_DISK] = "disk",
-		[REC_RUNQ] = "runqueue", [REC_OFF] = "off-cpu", [REC_OTHER] = "unknown",
+		[REC_RUNQ] = "runqueue", [REC_OFF] = "off-cpu", [REC_STEAL] = "steal",
+		[REC_OTHER] = "unknown",
 	};
 
 	return states[k];
@@ -313,8 +314,10 @@ static int add_sample(const char *line, __u64 weight, __u64 count, __u64 max, vo
 		pb_varint(&pp->packed, pp->stack[i]);
 	pb_msg(&pp->sample, SAMPLE_LOCATION_ID, &pp->packed);
 	pb_varint(&pp->packed, ns);
+	/* wall = oncpu + offcpu + steal */
 	pb_varint(&pp->packed, rl.kind == REC_ON_CPU ? ns : 0);
-	pb_varint(&pp->packed, rl.kind == REC_ON_CPU ? 0 : ns);
+	pb_varint(&pp->packed, rl.kind == REC_ON_CPU || rl.kind == REC_STEAL ? 0 : ns);
+	pb_varint(&pp->packed, rl.kind == REC_STEAL ? ns : 0);
 	pb_msg(&pp->sample, SAMPLE_VALUE, &pp->packed);
 	label_str(pp, "state", state_of(rl.kind), strlen(state_of(rl.kind)));
 	label_str(pp, "thread", rl.comm.s, rl.comm.len);
@@ -360,6 +363,7 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "wall", "nanoseconds");
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "oncpu", "nanoseconds");
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
+	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "steal", "nanoseconds");
 	/*
 	 * The first mapping, the main binary's to pprof, holds the frames of no
 	 * known file: the program's name, already symbolized (has_functions).

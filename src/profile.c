@@ -15,6 +15,7 @@ static const char *const state_tags[WPROF_STATE_CNT] = {
 	[WPROF_OFF_SLEEP] = "off-cpu:sleep",
 	[WPROF_OFF_DISK] = "off-cpu:disk",
 	[WPROF_OFF_RUNQ] = "off-cpu:runqueue",
+	[WPROF_STEAL] = "steal",
 };
 
 /*
@@ -133,7 +134,7 @@ static bool open_interval(const struct wprof_thread *th, const struct session *s
 	__u64 start = session__window_start_ns(s), end = session__window_end_ns(s);
 	__u64 from = th->off_since_ns, wake = th->wake_ns, split = end;
 
-	if (th->exit_ns || !from || end <= from || th->off_state >= WPROF_STATE_CNT)
+	if (th->exit_ns || !from || end <= from || th->off_state > WPROF_OFF_RUNQ)
 		return false;
 	if (th->off_state == WPROF_OFF_RUNQ)
 		split = from;
@@ -186,10 +187,12 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	t->lost_lines = th->lost_ns > 0;
 	if (opts__hists(b->o) && hist_sum(b->p, th))
 		return -ENOMEM;
-	if (th->exit_ns)
-		return 0;
-	if (th->oncpu_since_ns && end > th->oncpu_since_ns)
+	if (!th->exit_ns && th->oncpu_since_ns && end > th->oncpu_since_ns)
 		t->on_ns += end - (th->oncpu_since_ns < start ? start : th->oncpu_since_ns);
+	/* the runs' steal (the window-end iterator added the open run's) is not on-CPU */
+	if (t->off_ns[WPROF_STEAL] > t->on_ns)
+		t->off_ns[WPROF_STEAL] = t->on_ns;
+	t->on_ns -= t->off_ns[WPROF_STEAL];
 	if (!open_interval(th, b->s, &blocked, &runq))
 		return 0;
 	if (blocked) {
@@ -617,13 +620,39 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 	return err;
 }
 
+/*
+ * A thread's steal, on the stacks of its on-CPU samples: a copy of each of
+ * its on-CPU lines, weighed by weigh_group() as those are.
+ */
+static int add_steal(struct builder *b)
+{
+	size_t n = b->nr_lines;
+
+	for (size_t i = 0; i < n; i++) {
+		struct wprof_key k = b->lines[i].k.blocked;
+		const struct thread_acct *t;
+		int err;
+
+		if (b->lines[i].wake || k.state != WPROF_ON_CPU)
+			continue;
+		t = find_thread(b->p, k.tid, k.start_id);
+		if (!t || t->retired || !t->off_us[WPROF_STEAL])
+			continue;
+		k.state = WPROF_STEAL;
+		err = add_line(b, &k, NULL, b->lines[i].count, 0, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Off-CPU time of a thread and state none of whose intervals was walked. */
 static int add_unwalked(struct builder *b)
 {
 	for (size_t i = 0; i < b->p->nr_threads; i++) {
 		const struct thread_acct *t = &b->p->threads[i];
 
-		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected && !t->retired; s++) {
+		for (int s = WPROF_OFF_SLEEP; s <= WPROF_OFF_RUNQ && t->selected && !t->retired; s++) {
 			struct wprof_key k = {
 				.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = s,
 			};
@@ -679,7 +708,8 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 {
 	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid, l->k.blocked.start_id);
 	__u32 state = l->k.blocked.state;
-	bool on = state == WPROF_ON_CPU;
+	/* steal is split as on-CPU time is: by the samples, which fall in it alike */
+	bool on = state == WPROF_ON_CPU || state == WPROF_STEAL;
 	__u64 samples = 0, total = 0, one = 0, exact = 0, estimated = 0;
 	int err;
 
@@ -701,7 +731,9 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 		for (size_t i = 0; i < n; i++)
 			shares[i] = l[i].exact_ns + (__u64)((l[i].ns - l[i].exact_ns) * scale);
 	}
-	if (on && t && t->on_ns) {
+	if (state == WPROF_STEAL) {
+		total = t ? t->off_us[WPROF_STEAL] : 0;
+	} else if (on && t && t->on_ns) {
 		total = t->on_us;
 	} else if (on) {
 		total = ns_to_us(samples * b->p->period_ns);
@@ -791,12 +823,21 @@ static int emit_unsampled(struct builder *b, const struct thread_acct *t)
 	struct wprof_key k = {
 		.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = WPROF_ON_CPU,
 	};
+	int err = 0;
 
 	b->p->unsampled_threads++;
-	b->p->unsampled_us += t->on_us;
-	begin(b, &k, t);
-	put_name(b, "[unsampled]");
-	return end(b, &k, prefix_len(b), t->on_us, 0, 0);
+	b->p->unsampled_us += t->on_us + t->off_us[WPROF_STEAL];
+	for (int i = 0; i < 2 && !err; i++) {
+		__u64 us = i ? t->off_us[WPROF_STEAL] : t->on_us;
+
+		k.state = i ? WPROF_STEAL : WPROF_ON_CPU;
+		if (!us)
+			continue;
+		begin(b, &k, t);
+		put_name(b, "[unsampled]");
+		err = end(b, &k, prefix_len(b), us, 0, 0);
+	}
+	return err;
 }
 
 void profile__init(struct profile *p, const struct record_opts *o)
@@ -824,6 +865,8 @@ static int emit_all(struct builder *b)
 	int err = add_unwalked(b);
 
 	if (!err)
+		err = add_steal(b);
+	if (!err)
 		err = weigh_lines(b);
 	for (size_t i = 0; i < b->nr_lines && !err; i++)
 		err = emit_line(b, &b->lines[i]);
@@ -832,7 +875,7 @@ static int emit_all(struct builder *b)
 
 		if (t->retired)
 			continue;
-		if (t->selected && t->on_us && !t->samples)
+		if (t->selected && (t->on_us || t->off_us[WPROF_STEAL]) && !t->samples)
 			err = emit_unsampled(b, t);
 		t->retired = true;
 	}

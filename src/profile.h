@@ -167,8 +167,8 @@ bool profile__selects(const struct thread_acct *t, const char *thread_glob, cons
  */
 bool profile__asleep(const struct thread_acct *t);
 /*
- * The time @t was busy: on-CPU, waiting for a CPU, or in an uninterruptible
- * wait (disk, some locks). Interruptible sleep is left out: from the
+ * The time @t was busy: on-CPU, stolen by the hypervisor, waiting for a CPU,
+ * or in an uninterruptible wait (disk, some locks). Interruptible sleep is left out: from the
  * scheduler it is one state, whether the thread waits for a reply or for
  * work (a pool thread, a shell waiting for its child).
  */

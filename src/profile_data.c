@@ -28,7 +28,8 @@ bool profile__asleep(const struct thread_acct *t)
 
 __u64 profile__busy_ns(const struct thread_acct *t)
 {
-	return t->on_ns + t->off_ns[WPROF_OFF_RUNQ] + t->off_ns[WPROF_OFF_DISK];
+	return t->on_ns + t->off_ns[WPROF_STEAL] + t->off_ns[WPROF_OFF_RUNQ] +
+	       t->off_ns[WPROF_OFF_DISK];
 }
 
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid)

@@ -458,7 +458,7 @@ static int cmp_thread(const void *a, const void *b)
 static int read_threads(struct loader *l, struct rbuf *b)
 {
 	struct profile *p = &l->r->prof;
-	__u32 n = get_u32(b), flags;
+	__u32 n = get_u32(b), flags, states;
 
 	if (!count_fits(b, n, THREAD_MIN_BYTES))
 		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
@@ -481,10 +481,12 @@ static int read_threads(struct loader *l, struct rbuf *b)
 		t->samples = get_u64(b);
 		t->blocks = get_u64(b);
 		t->max_block_ns = get_u64(b);
-		if (get_u32(b) != WPROF_STATE_CNT && !b->short_)
+		/* recordings made before steal was kept apart have one state less */
+		states = get_u32(b);
+		if ((states < WPROF_STEAL || states > WPROF_STATE_CNT) && !b->short_)
 			return fail(l, -EBADMSG, "corrupt recording (%s: thread states not this wprof's)",
 				    "threads");
-		for (int k = 0; k < WPROF_STATE_CNT; k++) {
+		for (__u32 k = 0; k < states && k < WPROF_STATE_CNT; k++) {
 			t->off_ns[k] = get_u64(b);
 			t->off_us[k] = get_u64(b);
 			t->kept_ns[k] = get_u64(b);

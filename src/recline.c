@@ -14,6 +14,7 @@ static const struct {
 	[REC_DISK] = { "off-cpu:disk", "disk" },
 	[REC_RUNQ] = { "off-cpu:runqueue", "runqueue" },
 	[REC_OFF] = { "off-cpu", "off-CPU" },
+	[REC_STEAL] = { "steal", "steal" },
 	[REC_OTHER] = { "", "other" },
 };
 

@@ -25,6 +25,7 @@ enum rec_kind {
 	REC_DISK,     /* off-cpu:disk */
 	REC_RUNQ,     /* off-cpu:runqueue */
 	REC_OFF,      /* off-cpu (--no-states) */
+	REC_STEAL,    /* steal: on a vCPU the hypervisor gave to something else */
 	REC_OTHER,    /* no tag: a folded file from elsewhere */
 	REC_KIND_CNT,
 };

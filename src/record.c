@@ -547,6 +547,31 @@ static const char *record_loop(struct recorder *r)
  * rate the run did not ask for: refused, as a usage error. Where the limit
  * cannot be read, the kernel's own 10 us floor (the CLI's 100 kHz) is all.
  */
+/* Whether the machine has had steal time at all (/proc/stat's steal column), since boot. */
+static bool machine_has_steal(void)
+{
+	unsigned long long v[8] = {};
+	char buf[512];
+
+	if (read_small_file("/proc/stat", buf, sizeof(buf)) <= 0)
+		return false;
+	return sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		      &v[3], &v[4], &v[5], &v[6], &v[7]) == 8 && v[7] > 0;
+}
+
+/*
+ * On a VM whose kernel cannot tell each run's steal, on-CPU time includes
+ * it: said once, at the start (the machine has had steal, so it matters).
+ */
+static void note_no_steal(const struct recorder *r)
+{
+	if (r->opts.no_steal || session__steal_time(r->session) || !machine_has_steal())
+		return;
+	pr_info("this kernel does not tell each thread's steal (the time the hypervisor ran "
+		"something else on its CPU: it needs CONFIG_PARAVIRT_TIME_ACCOUNTING and "
+		"CONFIG_FAIR_GROUP_SCHED); on-CPU time includes it");
+}
+
 static int check_freq(const struct record_opts *o)
 {
 	__u64 max_hz;
@@ -849,6 +874,7 @@ int cmd_record(int argc, char **argv)
 		session__attach_kind(r.session),
 		session__runq_wakeup(r.session) ? " (run-queue waits timed from wakeups)" : "",
 		(unsigned long long)r.opts.freq_hz);
+	note_no_steal(&r);
 	if (r.opts.cmd) {
 		err = release_child(&r);
 		if (err)

@@ -40,6 +40,7 @@ struct session {
 	bool snapshot; /* the start-edge task iterator loaded */
 	bool want_entry; /* switches are to be timed at __schedule() entry ... */
 	bool entry_stamp; /* ... and are: sched_entry_tp is there and its program loaded */
+	bool steal_time; /* each run's steal is read (bpf/thread.bpf.h: steal_add()) */
 	char entry_why[160]; /* why they are, for the start line */
 	struct bpf_link **links; /* perf event links, one per online CPU */
 	int *pfds;
@@ -162,6 +163,15 @@ static bool has_runq_sched_info(const struct btf *btf)
 {
 	return has_member(btf, "sched_entity", "cfs_rq") && has_member(btf, "cfs_rq", "rq") &&
 	       has_member(btf, "sched_info", "last_queued");
+}
+
+/*
+ * Whether the programs can read each CPU's steal clock: its run queue's
+ * (CONFIG_PARAVIRT_TIME_ACCOUNTING), reached from a task as the waits are.
+ */
+static bool has_steal_clock(const struct btf *btf)
+{
+	return has_member(btf, "rq", "prev_steal_time_rq") && has_runq_sched_info(btf);
 }
 
 /*
@@ -307,6 +317,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	/* no program at every wakeup, unless --wakers needs their wakers' stacks */
 	skel->rodata->runq_sched_info = o->runq == RUNQ_AUTO && has_runq_sched_info(kbtf);
 	skel->rodata->switch_rq_clock = rq_clock_time(o, kbtf);
+	skel->rodata->steal_time = !o->no_steal && has_steal_clock(kbtf);
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);
@@ -326,6 +337,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	s->raw_tp = raw_tp;
 	s->runq_wakeup = !skel->rodata->runq_sched_info;
 	s->entry_stamp = skel->rodata->entry_stamp;
+	s->steal_time = skel->rodata->steal_time;
 	s->snapshot = snapshot;
 	return 0;
 }
@@ -707,6 +719,11 @@ __u64 session__window_end_ns(const struct session *s)
 const char *session__attach_kind(const struct session *s)
 {
 	return s->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+bool session__steal_time(const struct session *s)
+{
+	return s->steal_time;
 }
 
 bool session__runq_wakeup(const struct session *s)

@@ -38,13 +38,15 @@ void session__stop(struct session *s);
 __u64 session__window_start_ns(const struct session *s);
 __u64 session__window_end_ns(const struct session *s);
 const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_tp" */
+/* Whether run-queue waits are timed from wakeup events, not the scheduler's counts. */
+bool session__runq_wakeup(const struct session *s);
+/* Whether each run's steal is kept out of its on-CPU time (the kernel accounts it). */
+bool session__steal_time(const struct session *s);
 /*
  * Where switches are timed, in a sentence in @buf, when not where wprof's
  * sched_switch program runs by choice (WPROF_SWITCH_TIME, other programs on
  * sched_switch); else NULL.
  */
-/* Whether run-queue waits are timed from wakeup events, not the scheduler's counts. */
-bool session__runq_wakeup(const struct session *s);
 const char *session__switch_timing(const struct session *s, char *buf, size_t size);
 
 /*

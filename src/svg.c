@@ -29,6 +29,7 @@ static const struct family families[REC_KIND_CNT] = {
 	[REC_DISK] = { 270, 25, 50, 58, 12 },  /* purple */
 	[REC_RUNQ] = { 90, 40, 50, 50, 12 },   /* green */
 	[REC_OFF] = { 180, 15, 50, 55, 12 },   /* teal: off-CPU, states not told apart */
+	[REC_STEAL] = { 320, 20, 55, 60, 10 }, /* pink: the hypervisor's */
 	[REC_OTHER] = { 35, 15, 15, 62, 10 },  /* greige: no tag */
 };
 static const struct family idle_family = { 210, 0, 10, 72, 10 }; /* grey */

@@ -522,7 +522,7 @@ def need(obj, keys, what):
 			bad.append("%s: %r is %r" % (what, k, obj[k]))
 		elif ty is int and obj[k] < 0:
 			bad.append("%s: %r < 0" % (what, k))
-counters = ("wall_us", "on_cpu_us", "runqueue_us", "sleep_us", "disk_us", "blocks")
+counters = ("wall_us", "on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us", "blocks")
 if not isinstance(j, dict):
 	raise SystemExit("not an object")
 need(j, {"window_us": int, "freq_hz": int, "period_us": int, "processes": list,
@@ -546,15 +546,16 @@ for s in j.get("stacks", []):
 	what = "stack %s/%s" % (s.get("tid"), s.get("tag"))
 	need(s, {"tag": str, "pid": int, "tid": int, "comm": str, "frames": list,
 		 "count": int, "total_us": int, "max_us": int}, what)
-	if s.get("tag") not in ("on-cpu", "off-cpu", "off-cpu:sleep", "off-cpu:disk",
+	if s.get("tag") not in ("on-cpu", "steal", "off-cpu", "off-cpu:sleep", "off-cpu:disk",
 				"off-cpu:runqueue"):
 		bad.append("%s: unknown tag" % what)
 	for f in s.get("frames", []):
 		if not isinstance(f, str) or not f or ";" in f or "\n" in f:
 			bad.append("%s: bad frame %r" % (what, f))
-	# a thread that ran unsampled has one on-CPU line of count 0, no stack
-	unsampled = s.get("tag") == "on-cpu" and s.get("frames", [""])[-1:] == ["[unsampled]"]
-	if s.get("tag") == "on-cpu" and (s.get("count") == 0) != unsampled:
+	# a thread that ran unsampled has one on-CPU line of count 0, no stack (and one of steal)
+	unsampled = s.get("tag") in ("on-cpu", "steal") and \
+		s.get("frames", [""])[-1:] == ["[unsampled]"]
+	if s.get("tag") in ("on-cpu", "steal") and (s.get("count") == 0) != unsampled:
 		bad.append("%s: count %s with frames ending %s" % (what, s.get("count"),
 								  s.get("frames", [])[-1:]))
 	if s.get("count") == 1 and s.get("max_us") != s.get("total_us") or \
@@ -578,14 +579,20 @@ for t in threads() if not bad else []:
 	elif abs(total(on) - total(on, "count") * period_us) > 1:
 		bad.append("thread %d: untimed, on-CPU stacks %d us != samples * period" %
 			   (t["tid"], total(on)))
+	steal = total([s for s in mine if s["tag"] == "steal"])
+	if steal != t["steal_us"]:
+		bad.append("thread %d: steal stacks %d us != steal_us %d" % (t["tid"], steal,
+									   t["steal_us"]))
 	for tag, keys in offs.items():
 		w = total([s for s in mine if s["tag"] == tag])
 		if w > sum(t[k] for k in keys):
 			bad.append("thread %d: %s stacks %d us > its %s" % (t["tid"], tag, w, keys))
 us = [s for s in j.get("stacks", []) if s.get("frames", [""])[-1:] == ["[unsampled]"]]
-if not bad and (len(us), total(us)) != (j.get("unsampled_threads"), j.get("unsampled_us")):
-	bad.append("[unsampled] lines: %d, %d us; unsampled_threads %s, unsampled_us %s" %
-		   (len(us), total(us), j.get("unsampled_threads"), j.get("unsampled_us")))
+if not bad and (len({s["tid"] for s in us}), total(us)) != (j.get("unsampled_threads"),
+							  j.get("unsampled_us")):
+	bad.append("[unsampled] lines: %d threads, %d us; unsampled_threads %s, unsampled_us %s" %
+		   (len({s["tid"] for s in us}), total(us), j.get("unsampled_threads"),
+		    j.get("unsampled_us")))
 for k, v in j.get("lost", {}).items():
 	if not isinstance(v, int) or isinstance(v, bool) or v < 0:
 		bad.append("lost: %r is %r" % (k, v))

@@ -43,17 +43,19 @@ wall_us=$(($(report_get "$TMP/report" wall_ns) / 1000))
 run_us=$(($(report_get "$TMP/report" schedstat_run_ns) / 1000))
 on=$(fold_sum "$TMP/out.folded" on-cpu burner)
 off=$(fold_sum "$TMP/out.folded" 'off-cpu:.*' burner)
-total=$((on + off))
+# the hypervisor's time (steal): in the workload's wall time, not in its CPU time
+steal=$(fold_sum "$TMP/out.folded" steal burner)
+total=$((on + off + steal))
 log "ground truth: burner cpu ${cpu_us} us, schedstat run ${run_us} us, wall ${wall_us} us;" \
-	"wprof: on $on us, off $off us"
+	"wprof: on $on us, off $off us, steal $steal us"
 
 switches=$(switches_of rec)
 check_near "burner on-CPU weight vs its schedstat run time ($switches switches) (us)" "$on" \
 	"$run_us" "$((15000 + SWITCH_SLACK_US * ${switches:-0}))"
-check_near "burner on+off weight vs its wall time (us)" "$total" "$wall_us" 20000
+check_near "burner on+off+steal weight vs its wall time (us)" "$total" "$wall_us" 20000
 check_near "burner on-CPU share (%)" "$(calc "100 * $on / ($total ? $total : 1)")" \
 	"$(calc "100 * $cpu_us / $wall_us")" 1
-check_near "burner off-CPU share (%)" "$(calc "100 * $off / ($total ? $total : 1)")" \
+check_near "burner off-CPU + steal share (%)" "$(calc "100 * ($off + $steal) / ($total ? $total : 1)")" \
 	"$(calc "100 - 100 * $cpu_us / $wall_us")" 1
 
 # Stacks. burn_cpu() reads the clock only every ~100 us of arithmetic, so it is
@@ -86,8 +88,8 @@ check "kernel (_[k]) frames are only at the leaf end" test -z "$bad"
 check "no unsymbolized sleepburn+0x frame" \
 	sh -c "! grep -q 'sleepburn+0x' '$TMP/out.folded'"
 
-badtags=$(fold_field "$TMP/out.folded" tag | grep -Ev '^(on-cpu|off-cpu:(sleep|disk|runqueue))$')
-check "only on-cpu and off-cpu:{sleep,disk,runqueue} tags (unexpected: ${badtags:-none})" \
+badtags=$(fold_field "$TMP/out.folded" tag | grep -Ev '^(on-cpu|steal|off-cpu:(sleep|disk|runqueue))$')
+check "only on-cpu, steal and off-cpu:{sleep,disk,runqueue} tags (unexpected: ${badtags:-none})" \
 	test -z "$badtags"
 
 # Default output is stdout.

@@ -57,10 +57,11 @@ names=$(json_eval "$TMP/out.json" 'sorted(t["comm"] for t in threads())' | tr '\
 check "every thread of mixed is reported (got: $names)" \
 	test "$names" = "burn idle mix mixed nap piperd pipewr syncer "
 
-while read -r comm tid wall on rq sl dk blocks maxb; do
-	log "$comm (tid $tid): wall $wall on $on rq $rq sleep $sl disk $dk; $blocks blocks, max $maxb us"
-	sum=$((on + rq + sl + dk))
-	check "$comm: wall_us = on+runqueue+sleep+disk ($wall vs $sum)" test "$wall" -eq "$sum"
+while read -r comm tid wall on st rq sl dk blocks maxb; do
+	log "$comm (tid $tid): wall $wall on $on steal $st rq $rq sleep $sl disk $dk; $blocks blocks," \
+		"max $maxb us"
+	sum=$((on + st + rq + sl + dk))
+	check "$comm: wall_us = on+steal+runqueue+sleep+disk ($wall vs $sum)" test "$wall" -eq "$sum"
 	check_near "$comm: wall_us vs window_us, 1% (us)" "$wall" "$window" "$(calc "0.01 * $window")"
 	check_near "$comm: wall_us vs window_us, exact (us)" "$wall" "$window" 1000
 	case $comm in
@@ -92,12 +93,12 @@ while read -r comm tid wall on rq sl dk blocks maxb; do
 		check "$comm: exactly 1 block (got $blocks)" test "$blocks" -eq 1
 		;;
 	esac
-done < <(json_eval "$TMP/out.json" '[" ".join(str(t[k]) for k in ("comm", "tid", "wall_us", "on_cpu_us", "runqueue_us", "sleep_us", "disk_us", "blocks", "max_block_us")) for t in threads()]')
+done < <(json_eval "$TMP/out.json" '[" ".join(str(t[k]) for k in ("comm", "tid", "wall_us", "on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us", "blocks", "max_block_us")) for t in threads()]')
 
 check_near "piperd blocks vs pipewr blocks (one wakeup per write)" "${piperd_blocks:-0}" \
 	"${pipewr_blocks:-9999}" 2
 # The process's us are the sums of its threads' us: exact.
-for k in wall_us on_cpu_us runqueue_us sleep_us disk_us blocks; do
+for k in wall_us on_cpu_us steal_us runqueue_us sleep_us disk_us blocks; do
 	read -r pv tv <<<"$(json_eval "$TMP/out.json" \
 		"'%d %d' % (j['processes'][0]['$k'], sum(t['$k'] for t in j['processes'][0]['threads']))")"
 	check "process $k = the sum over its threads ($pv vs $tv)" test "$pv" = "$tv"

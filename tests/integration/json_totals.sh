@@ -31,10 +31,10 @@ wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 # PY: per thread "comm tid wall parts stacks on/on rq/rq sl/sl dk/dk" (stack
 # sums / thread totals), unsampled lines and counters.
 SUMS='" ".join(str(x) for x in [t["comm"], t["tid"], t["wall_us"],
-	t["on_cpu_us"] + t["runqueue_us"] + t["sleep_us"] + t["disk_us"],
+	t["on_cpu_us"] + t["steal_us"] + t["runqueue_us"] + t["sleep_us"] + t["disk_us"],
 	total(stacks(tid=t["tid"]))] +
 	["%d/%d" % (total(stacks(tag, tid=t["tid"])), t[k]) for tag, k in (("on-cpu", "on_cpu_us"),
-	 ("off-cpu:runqueue", "runqueue_us"), ("off-cpu:sleep", "sleep_us"),
+	 ("steal", "steal_us"), ("off-cpu:runqueue", "runqueue_us"), ("off-cpu:sleep", "sleep_us"),
 	 ("off-cpu:disk", "disk_us"))] +
 	[len(stacks("on-cpu", tid=t["tid"], frame=r"\[unsampled\]")),
 	 total(stacks("on-cpu", tid=t["tid"]), "count")])'
@@ -43,16 +43,19 @@ SUMS='" ".join(str(x) for x in [t["comm"], t["tid"], t["wall_us"],
 # leave off-CPU time out of the stacks.
 totals()
 {
-	local n=$1 exact=$2 comm tid wall parts sum on rq sl dk nun samples a b
+	local n=$1 exact=$2 comm tid wall parts sum on st rq sl dk nun samples a b
 
 	check_json "$TMP/$n.json"
-	while read -r comm tid wall parts sum on rq sl dk nun samples; do
+	while read -r comm tid wall parts sum on st rq sl dk nun samples; do
 		log "$n: $comm ($pid, $tid): wall $wall, stacks $sum; stacks/thread:" \
-			"on $on, runqueue $rq, sleep $sl, disk $dk; $samples samples, $nun [unsampled]"
-		check "$n: $comm: wall_us = on + runqueue + sleep + disk ($wall vs $parts)" \
+			"on $on, steal $st, runqueue $rq, sleep $sl, disk $dk; $samples samples," \
+			"$nun [unsampled]"
+		check "$n: $comm: wall_us = on + steal + runqueue + sleep + disk ($wall vs $parts)" \
 			test "$wall" -eq "$parts"
 		a=${on%/*} b=${on#*/}
 		check "$n: $comm: on-cpu stacks = on_cpu_us ($a vs $b)" test "$a" -eq "$b"
+		a=${st%/*} b=${st#*/}
+		check "$n: $comm: steal stacks = steal_us ($a vs $b)" test "$a" -eq "$b"
 		if [ "$exact" = 1 ]; then
 			check "$n: $comm: stack totals = wall_us ($sum vs $wall)" test "$sum" -eq "$wall"
 			for st in "runqueue:$rq" "sleep:$sl" "disk:$dk"; do
@@ -80,7 +83,7 @@ totals()
 	done < <(json_eval "$TMP/$n.json" "['threads %d %d' % (len(threads()),
 		len([t for t in threads() if t['pid'] == $pid]))] +
 		['%s %d %d' % (k, j['processes'][0][k], sum(t[k] for t in threads()))
-		 for k in ('wall_us', 'on_cpu_us', 'runqueue_us', 'sleep_us', 'disk_us')]")
+		 for k in ('wall_us', 'on_cpu_us', 'steal_us', 'runqueue_us', 'sleep_us', 'disk_us')]")
 }
 
 run_wprof plain record -p "$pid" -d 2 -f json -o "$TMP/plain.json"

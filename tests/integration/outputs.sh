@@ -90,9 +90,9 @@ for line in sys.stdin:
 	if on and m:
 		v = [int(x) for x in m.group(1).split()]
 		sums = [a + b for a, b in zip(sums, v)] if sums else v
-print(" ".join(map(str, sums or [0, 0, 0])))'
+print(" ".join(map(str, sums or [0, 0, 0, 0])))'
 }
-read -r wall oncpu offcpu <<<"$(pprof_sum)"
+read -r wall oncpu offcpu steal <<<"$(pprof_sum)"
 check "go tool pprof -raw says nothing on stderr ($(head -c 200 "$TMP/pprof.err"))" \
 	test ! -s "$TMP/pprof.err"
 check "pprof wall samples = folded total in ns ($wall vs $((total * 1000)))" \
@@ -100,10 +100,14 @@ check "pprof wall samples = folded total in ns ($wall vs $((total * 1000)))" \
 on=$(fold_sum "$TMP/a.folded" on-cpu '.*')
 check "pprof oncpu samples = folded on-cpu lines in ns ($oncpu vs $((on * 1000)))" \
 	test "$oncpu" = "$((on * 1000))"
-check "pprof wall = oncpu + offcpu ($wall vs $oncpu + $offcpu)" test "$wall" = "$((oncpu + offcpu))"
-for st in on-cpu sleep disk runqueue; do
+sl=$(fold_sum "$TMP/a.folded" steal '.*')
+check "pprof steal samples = folded steal lines in ns ($steal vs $((sl * 1000)))" \
+	test "$steal" = "$((sl * 1000))"
+check "pprof wall = oncpu + offcpu + steal ($wall vs $oncpu + $offcpu + $steal)" \
+	test "$wall" = "$((oncpu + offcpu + steal))"
+for st in on-cpu steal sleep disk runqueue; do
 	tag=off-cpu:$st
-	[ "$st" = on-cpu ] && tag=on-cpu
+	[ "$st" = on-cpu ] || [ "$st" = steal ] && tag=$st
 	want=$(fold_sum "$TMP/a.folded" "$tag" '.*')
 	read -r got _ <<<"$(pprof_sum -tagfocus="state=^$st\$")"
 	check "pprof -tagfocus=state=$st = the folded $tag lines ($got vs $((want * 1000)) ns)" \

@@ -8,7 +8,7 @@
 require_bpf
 require_workload sleepburn
 
-TAG_ERE='on-cpu|off-cpu(:(sleep|disk|runqueue))?'
+TAG_ERE='on-cpu|steal|off-cpu(:(sleep|disk|runqueue))?'
 run_wprof rec record --tag-leaf -d 20 -o "$TMP/out.folded" -- "$WORKLOADS/sleepburn" -n 2 -q
 check_wprof_ok rec
 [ -s "$TMP/out.folded" ] || fatal "no output"

@@ -392,12 +392,13 @@ static void test_profile(void)
 		"on-cpu;100;101;work;main;outer;inl_[i];leaf2 5",
 		"off-cpu:sleep;100;101;work;main;nap 600",
 		"off-cpu:runqueue;100;102;pool;[no stack] 50",
+		"steal;100;101;work;main;outer;inl_[i];leaf 7",
 	};
 	unsigned char *raw = NULL;
 	struct prof *pr = calloc(1, sizeof(*pr));
-	__u64 sum[3] = {};
+	__u64 sum[4] = {};
 	char stack[512];
-	const struct sample *on = NULL, *sl = NULL, *rq = NULL;
+	const struct sample *on = NULL, *sl = NULL, *rq = NULL, *st = NULL;
 
 	if (!pr || roundtrip(lines, ARRAY_SIZE(lines), false, pr, &raw)) {
 		CHECK(false, "write and read back a profile");
@@ -405,21 +406,25 @@ static void test_profile(void)
 	}
 	CHECK(!pr->bad, "every field decodes (varint or length-delimited, none truncated)");
 	CHECK(pr->nr_strings > 0 && pr->strings[0].len == 0, "string 0 is the empty string");
-	CHECK_EQ_U64(pr->nr_sample_types, 3, "three sample types");
+	CHECK_EQ_U64(pr->nr_sample_types, 4, "four sample types");
 	CHECK_STREQ(str(pr, pr->sample_types[0][0]), "wall", "sample type 0: wall");
 	CHECK_STREQ(str(pr, pr->sample_types[1][0]), "oncpu", "sample type 1: oncpu");
 	CHECK_STREQ(str(pr, pr->sample_types[2][0]), "offcpu", "sample type 2: offcpu");
-	for (int i = 0; i < 3; i++)
+	CHECK_STREQ(str(pr, pr->sample_types[3][0]), "steal", "sample type 3: steal");
+	for (int i = 0; i < 4; i++)
 		CHECK_STREQ(str(pr, pr->sample_types[i][1]), "nanoseconds", "sample type %d in ns", i);
 	CHECK_STREQ(str(pr, pr->default_sample_type), "wall", "wall is the default sample type");
-	CHECK_EQ_U64(pr->nr_samples, 4, "one sample a line");
+	CHECK_EQ_U64(pr->nr_samples, 5, "one sample a line");
 	for (size_t i = 0; i < pr->nr_samples; i++) {
 		const struct sample *s = &pr->samples[i];
 
-		CHECK_EQ_U64(s->nr_values, 3, "sample %zu: three values", i);
-		for (int k = 0; k < 3 && s->nr_values == 3; k++)
+		CHECK_EQ_U64(s->nr_values, 4, "sample %zu: four values", i);
+		for (int k = 0; k < 4 && s->nr_values == 4; k++)
 			sum[k] += s->values[k];
-		CHECK_EQ_U64(s->values[0], s->values[1] + s->values[2], "sample %zu: wall = on + off", i);
+		CHECK_EQ_U64(s->values[0], s->values[1] + s->values[2] + s->values[3],
+			     "sample %zu: wall = on + off + steal", i);
+		if (!strcmp(label(pr, s, "state"), "steal"))
+			st = s;
 		if (!strcmp(label(pr, s, "state"), "on-cpu") && s->values[0] == 300000)
 			on = s;
 		if (!strcmp(label(pr, s, "state"), "sleep"))
@@ -427,9 +432,11 @@ static void test_profile(void)
 		if (!strcmp(label(pr, s, "state"), "runqueue"))
 			rq = s;
 	}
-	CHECK_EQ_U64(sum[0], 955000, "wall values add up to the lines' weights, in ns");
+	CHECK_EQ_U64(sum[0], 962000, "wall values add up to the lines' weights, in ns");
 	CHECK_EQ_U64(sum[1], 305000, "oncpu values: the on-cpu lines'");
 	CHECK_EQ_U64(sum[2], 650000, "offcpu values: the off-cpu lines'");
+	CHECK_EQ_U64(sum[3], 7000, "steal values: the steal line's");
+	CHECK(st && st->values[0] == 7000, "the steal line is a sample labelled state=steal");
 	if (CHECK(on && sl && rq, "the on-cpu, sleep and runqueue samples")) {
 		stack_of(pr, on, stack, sizeof(stack));
 		CHECK_STREQ(stack, "leaf|inl,outer|main",
