@@ -442,6 +442,8 @@ configs="$configs wprof-a-exit wprof-a-exit-stats wprof-p-idle-exit"
 configs="$configs wprof-a-rqw"
 # every switch timed by a clock read of wprof's, not by the run queue's clock
 configs="$configs wprof-a-sw"
+# no steal read at switches (WPROF_STEAL=off): what keeping steal apart costs
+configs="$configs wprof-a-nosteal wprof-a-nosteal-stats"
 # redis again, in the other order, at another time of the repetition: a run
 # of redis-benchmark is scattered more than the pipe's (a few percent pinned,
 # tens of percent unpinned), and a median of twice the runs is steadier. The
@@ -477,6 +479,12 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-sw)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_SWITCH_TIME=switch "$WPROF" record -a -o /dev/null ;;
+		wprof-a-nosteal)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_STEAL=off "$WPROF" record -a -o /dev/null ;;
+		wprof-a-nosteal-stats)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_STEAL=off "$WPROF" record -a --stats -o /dev/null ;;
 		wprof-a*)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a -o /dev/null ;;
@@ -919,10 +927,12 @@ row "pipe pinned: wprof record -a, WPROF_RESUME_WALK=exit" wprof-a-exit wprof-a-
 row "pipe pinned: wprof record -p (an idle process), WPROF_RESUME_WALK=exit" wprof-p-idle-exit wprof-p-idle-exit "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RUNQ=wakeup" wprof-a-rqw wprof-a-rqw "$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_SWITCH_TIME=switch" wprof-a-sw wprof-a-sw "$pipe_base" ops/s
+row "pipe pinned: wprof record -a, WPROF_STEAL=off" wprof-a-nosteal wprof-a-nosteal "$pipe_base" ops/s
 switch_ns wprof-a-stats "pipe pinned"
 default_ns=$wprof_ns
 switch_ns wprof-a-exit-stats "pipe pinned, WPROF_RESUME_WALK=exit"
 exit_ns=$wprof_ns
+switch_ns wprof-a-nosteal-stats "pipe pinned, WPROF_STEAL=off"
 read -r fns fruns freps < <(floor_ns; echo)
 if [ -n "${fns:-}" ] && [ -n "$default_ns$exit_ns" ]; then
 	echo "| floor BPF time per context switch, pipe pinned | $fns ns/run (median of $freps runs, $fruns program runs) | | | |"
