@@ -13,7 +13,9 @@
 #	OUT=build            build directory (make check passes it)
 #	WPROF=$OUT/wprof     binary under test
 #	TESTS=ERE            only run tests whose name (test_folded, cmd, errors...)
-#	                     matches this extended regex, e.g. TESTS='cmd|errors'
+#	                     matches this extended regex, e.g. TESTS='cmd|errors';
+#	                     words separated by spaces are alternatives too
+#	                     (TESTS='cmd errors')
 #	TEST_TIMEOUT=120     seconds before an integration script is killed; a
 #	                     script whose work is long by design says how long
 #	                     it may take in a line "# test-timeout: SECONDS",
@@ -43,9 +45,12 @@ passed=0
 failed=0
 skipped=0
 
+# TESTS as one ERE: its words (split at spaces) are alternatives
+tests_ere=$(echo "$TESTS" | awk '{ $1 = $1; gsub(/ /, "|"); print }')
+
 selected()
 {
-	[ -z "$TESTS" ] || echo "$1" | grep -Eq -- "$TESTS"
+	[ -z "$tests_ere" ] || echo "$1" | grep -Eq -- "$tests_ere"
 }
 
 run_unit()
