@@ -354,10 +354,15 @@ static void print_window(const struct recording *r, FILE *f)
 	const struct profile *p = &r->prof;
 	const __u64 *st = r->stats;
 	struct thread_acct *procs;
-	size_t nr_procs = profile__processes(p, &procs) + p->dropped_procs;
-	size_t nr_threads = profile__threads_shown(p);
+	size_t nr_procs = profile__processes(p, &procs), nr_threads = profile__threads_shown(p);
+	__u64 on_ns = 0, steal_ns = 0;
 	char date[64];
 
+	for (size_t i = 0; procs && i < nr_procs; i++) {
+		on_ns += procs[i].on_ns;
+		steal_ns += procs[i].off_ns[WPROF_STEAL];
+	}
+	nr_procs += p->dropped_procs;
 	free(procs);
 	rec_info__date(&r->info, date, sizeof(date));
 	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu process%s, %zu thread%s",
@@ -383,6 +388,11 @@ static void print_window(const struct recording *r, FILE *f)
 		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
 			"(a period per sample)", (unsigned long long)p->untimed_threads);
 	fputc('\n', f);
+	/* where it matters: 1% of the time the threads were on a CPU */
+	if (steal_ns && steal_ns * 100 >= on_ns + steal_ns)
+		fprintf(f, "wprof: steal: the hypervisor ran something else for %.3f s (%.1f%%) of the "
+			"%.3f s these threads were on a CPU (tagged steal, not on-CPU)\n",
+			steal_ns / 1e9, pct(steal_ns, on_ns + steal_ns), (on_ns + steal_ns) / 1e9);
 }
 
 /* Each loss counter of the JSON report, said in words, with what to do about it. */

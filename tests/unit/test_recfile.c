@@ -348,6 +348,56 @@ static void test_stat_names(void)
 	CHECK_EQ_U64(wrong, 0, "every name leads back to its statistic");
 }
 
+/*
+ * A thread's steal: its own column, key and share in every output, kept
+ * apart from on-CPU time, and through a save and a load.
+ */
+static void test_steal(void)
+{
+	struct recording a, b;
+	struct rec_splitter sp = {};
+	static const char line[] = "steal;100;101;work;main;run;burn";
+	char why[256], *file, *out;
+	size_t len;
+
+	make(&a);
+	/* work: 1.4 ms on-CPU, 0.1 ms stolen, 0.5 ms waiting: wall 2 ms */
+	a.prof.threads[0].on_ns = 1400000;
+	a.prof.threads[0].on_us = 1400;
+	a.prof.threads[0].off_ns[WPROF_STEAL] = 100000;
+	a.prof.threads[0].off_us[WPROF_STEAL] = 100;
+	rec_splitter__add(&sp, a.lines, line, strlen(line), 0, 0, 100, 3, 33);
+	rec_splitter__free(&sp);
+	file = written(&a, FORMAT_WPROF, &len);
+	CHECK(file && !recfile__parse(file, len, &b, why, sizeof(why)), "saved and read back");
+	free(file);
+	if (!file)
+		goto out;
+	out = written(&b, -1, &len);
+	CHECK(out && strstr(out, "(work): wall 0.002 s, on-CPU 70.0%, steal 5.0%, runqueue 25.0%"),
+	      "the summary's thread row has its steal share");
+	/* 0.1 ms of the 1.51 ms the threads were on a CPU: over 1%, said */
+	CHECK(out && strstr(out, "wprof: steal: the hypervisor ran something else for 0.000 s "
+			       "(6.6%) of the 0.002 s these threads were on a CPU"),
+	      "the summary says the share of steal, where it matters");
+	CHECK(out && strstr(out, "(pool): wall 0.002 s, on-CPU 0.5%, runqueue"),
+	      "a thread without steal shows none");
+	free(out);
+	out = written(&b, FORMAT_THREADS, &len);
+	CHECK(out && strstr(out, "STEAL%") && strstr(out, "work                 0.002    70.0     5.0"),
+	      "-f threads: a STEAL%% column");
+	free(out);
+	out = written(&b, FORMAT_JSON, &len);
+	CHECK(out && strstr(out, "\"on_cpu_us\": 1400, \"steal_us\": 100, \"runqueue_us\": 500"),
+	      "json: steal_us beside on_cpu_us");
+	CHECK(out && strstr(out, "{\"tag\": \"steal\", \"pid\": 100, \"tid\": 101"),
+	      "json: the steal line");
+	free(out);
+	recording__free(&b);
+out:
+	recording__free(&a);
+}
+
 int main(void)
 {
 	test_stat_names();
@@ -356,5 +406,6 @@ int main(void)
 	test_content_cut_and_flipped();
 	test_foreign_and_newer();
 	test_filter();
+	test_steal();
 	return unit_done();
 }
