@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The -o file, written safely by a root tool in directories others can
- * write to: a regular file is written to a new temporary file beside it and
- * renamed over it only when everything was written, so a failed run leaves
- * the old file as it was; a symlink or a file that belongs to another user
- * (other than root) is refused, never followed or clobbered; a device or a
- * FIFO (/dev/null, /dev/stdout) is written directly.
+ * write to. FILE is resolved one name at a time from / (or the working
+ * directory), each directory held open, so that no check can be made on one
+ * file and the write land on another:
+ * - a symbolic link on the way, or as the last name, is followed only when
+ *   it is root's or ours, has one name, and is in a directory of root's or
+ *   ours that nobody else can write to, or a sticky one; any other is
+ *   refused, never followed (at most 40 links);
+ * - a regular file is written to a new temporary file (O_EXCL) in the same
+ *   directory, renamed over FILE only when everything was written, so a
+ *   failed run leaves the old file as it was; one of another user is
+ *   refused;
+ * - a device, or a FIFO of root's or ours or behind one of our descriptors
+ *   (/dev/stdout), is written directly, reopened from what was checked.
  */
 #ifndef WPROF_OUTFILE_H
 #define WPROF_OUTFILE_H
@@ -14,8 +22,10 @@
 
 struct outfile {
 	FILE *f;
-	char *path; /* the name to give the result */
-	char *tmp;  /* the temporary file, or NULL when writing directly */
+	char *path; /* as given, for messages */
+	char *name; /* the name to give the result in dir */
+	char *tmp;  /* the temporary file in dir, or NULL when writing directly */
+	int dir;    /* the directory of both, held from the checks to the rename; open while tmp is set */
 };
 
 /* Prints one error line and returns -errno when @path cannot be written. */
