@@ -234,9 +234,9 @@ static void put_tooltip(const struct writer *w, const struct flame_node *n)
 		fputs(" [waker]", f);
 }
 
-static void draw(struct writer *w, __u32 idx, __u64 x)
+/* One frame at @x; false when it is too narrow to draw (nor what it calls). */
+static bool draw_one(struct writer *w, const struct flame_node *n, __u64 x)
 {
-	const struct flame_node *n = &w->fl->nodes[idx];
 	__u64 width = flame__width(n);
 	double px = width * w->scale, left = PAD + x * w->scale;
 	int y = TOP + (w->fl->max_depth - n->depth) * FRAME_H;
@@ -244,7 +244,7 @@ static void draw(struct writer *w, __u32 idx, __u64 x)
 
 	if (px < MIN_PX) {
 		w->left_out++;
-		return;
+		return false;
 	}
 	w->drawn++;
 	fill_of(w, n, fill, sizeof(fill));
@@ -258,10 +258,40 @@ static void draw(struct writer *w, __u32 idx, __u64 x)
 		y + FRAME_H - 4.5);
 	put_label(w->f, n->name, px);
 	fprintf(w->f, "</text></g>\n");
-	for (__u32 c = n->first_child; c != FLAME_NONE; c = w->fl->nodes[c].next_sibling) {
-		draw(w, c, x);
-		x += flame__width(&w->fl->nodes[c]);
+	return true;
+}
+
+/*
+ * Every frame, callers before callees, each one's callees left to right:
+ * walked by the tree's links, not by recursion, so that no stack however
+ * deep takes more than @x_at's one offset per level. 0 or -ENOMEM.
+ */
+static int draw(struct writer *w)
+{
+	const struct flame_node *nodes = w->fl->nodes;
+	__u64 *x_at = calloc(w->fl->max_depth + 1, sizeof(*x_at)); /* x of the frame at a depth */
+	__u32 idx = 0;
+
+	if (!x_at)
+		return -ENOMEM;
+	for (;;) {
+		const struct flame_node *n = &nodes[idx];
+
+		if (draw_one(w, n, x_at[n->depth]) && n->first_child != FLAME_NONE) {
+			x_at[n->depth + 1] = x_at[n->depth];
+			idx = n->first_child;
+			continue;
+		}
+		/* the next sibling of this frame, or of the nearest caller that has one */
+		while (idx && nodes[idx].next_sibling == FLAME_NONE)
+			idx = nodes[idx].parent;
+		if (!idx)
+			break;
+		x_at[nodes[idx].depth] += flame__width(&nodes[idx]);
+		idx = nodes[idx].next_sibling;
 	}
+	free(x_at);
+	return 0;
 }
 
 static void max_delta(struct writer *w)
@@ -403,8 +433,8 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 		"placeholder=\"search (regex), / or Ctrl-F\" spellcheck=\"false\"/></foreignObject>\n",
 		PAD, WIDTH - PAD - 250, WIDTH - PAD - 240);
 	fprintf(f, "<g id=\"frames\">\n");
-	if (w.total)
-		draw(&w, 0, 0);
+	if (w.total && draw(&w))
+		return -ENOMEM;
 	fprintf(f, "</g>\n<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", PAD,
 		TOP + frames_h + 16);
 	if (w.left_out)

@@ -257,6 +257,41 @@ static void test_diff_colours(void)
 	flame__free(fl);
 }
 
+/*
+ * A tree as deep as the input makes it (flame.c has no limit of its own):
+ * drawn without recursion, whatever its depth. 100000 frames, each as wide
+ * as the graph, all drawn, the root's callees after the deepest frame.
+ */
+static void test_deep_tree(void)
+{
+	size_t n = 100000, len = 0;
+	char *frames = malloc(n * 8 + 16), *svg = NULL;
+	struct flame *fl = flame__new();
+	size_t size = 0;
+	FILE *f;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		len += sprintf(frames + len, "%sf%zu", i ? ";" : "", i);
+	err = flame__add(fl, frames, len, REC_ON_CPU, SIZE_MAX, 10, 0, 0);
+	err = err ?: flame__add(fl, "g", 1, REC_SLEEP, SIZE_MAX, 10, 0, 0);
+	err = err ?: flame__finish(fl);
+	CHECK_EQ_S64(err, 0, "a stack of %zu frames added", n);
+	CHECK_EQ_U64(fl->max_depth, n, "as deep as its frames");
+	f = open_memstream(&svg, &size);
+	CHECK_EQ_S64(f ? svg__write(fl, &(struct svg_opts){ .title = "deep" }, f) : -ENOMEM, 0,
+		     "written");
+	if (f)
+		fclose(f);
+	CHECK(svg && strstr(svg, "data-n=\"f99999\" data-x=\"0\" data-w=\"10\" data-d=\"100000\"") &&
+	      strstr(svg, "data-n=\"g\" data-x=\"10\" data-w=\"10\" data-d=\"1\"") &&
+	      strstr(svg, "data-n=\"f99999\"") < strstr(svg, "data-n=\"g\""),
+	      "every frame drawn, callers first, then the next callee of the root, to its right");
+	free(svg);
+	free(frames);
+	flame__free(fl);
+}
+
 static void test_fmt_us(void)
 {
 	char buf[32];
@@ -331,5 +366,6 @@ int main(void)
 	test_totals();
 	test_tag_leaf();
 	test_diff_colours();
+	test_deep_tree();
 	return unit_done();
 }
