@@ -4,11 +4,16 @@
 #include <string.h>
 
 #include "profile.h"
+#include "stackcap.h"
 #include "util.h"
 
 /* tag, pid, tid, comm, user + kernel frames of two stacks, "--", waker comm */
 #define MAX_FRAMES (6 + 4 * WPROF_MAX_STACK_DEPTH)
 #define NAME_LEN SYMBOLIZER_NAME_LEN
+
+/* what wprof writes, report and diff read back whole */
+_Static_assert(MAX_FRAMES <= STACKCAP_FRAMES && MAX_FRAMES * NAME_LEN <= STACKCAP_BYTES,
+	       "a line wprof writes would be cut when read back");
 
 static const char *const state_tags[WPROF_STATE_CNT] = {
 	[WPROF_ON_CPU] = "on-cpu",

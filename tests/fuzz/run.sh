@@ -60,6 +60,18 @@ seeds_folded()
 	printf '\xe2\x82\xac;\xf0\x9f\x94\xa5 12\n' | seed_file "$1" utf8
 }
 
+# folded text, the first three bytes the limits (frames, leaf, bytes: small)
+seeds_foldread()
+{
+	printf '\001\004\010on-cpu;sleepburn;main;burn_cpu 42\n\na;b 7' | seed_file "$1" lines
+	printf '\005\011\077%s;leaf 3\n' "$(printf 'f;%.0s' $(seq 40))" | seed_file "$1" deep
+	printf '\000\000\000%s 5\nx 1\n' "$(printf 'long frame%.0s' $(seq 20))" |
+		seed_file "$1" long
+	printf '\000\000\000%s;a 00000000000000000000000000000000000000001\n' \
+		"$(printf 'f;%.0s' $(seq 30))" | seed_file "$1" zeros
+	printf '\002\002\002%s;b\001c 1\n' "$(printf 'f;%.0s' $(seq 30))" | seed_file "$1" control
+}
+
 # recordings: one of the test build's sleepburn, saved by record, as
 # the file (gzip) and as its content; both are what the harness takes
 seeds_recfile()
