@@ -692,15 +692,15 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 	}
 }
 
-static int parse(struct loader *l, const unsigned char *buf, size_t len)
+/* The magic and a version this wprof reads, from @b. */
+static int check_header(struct loader *l, struct rbuf *b)
 {
-	struct rbuf b = { .p = buf, .len = len };
-	const void *magic = take(&b, sizeof(recfile_magic));
-	__u32 version = get_u32(&b);
+	const void *magic = take(b, sizeof(recfile_magic));
+	__u32 version = get_u32(b);
 
 	if (!magic || memcmp(magic, recfile_magic, sizeof(recfile_magic)))
 		return fail(l, -ENOMSG, "not a wprof recording%s", "");
-	if (b.short_)
+	if (b->short_)
 		return fail(l, -ENODATA, "truncated recording (%s)", "no version");
 	if (version > RECFILE_VERSION) {
 		snprintf(l->why, l->size, "recording version %u is newer than this wprof (it reads "
@@ -710,6 +710,16 @@ static int parse(struct loader *l, const unsigned char *buf, size_t len)
 	}
 	if (!version)
 		return fail(l, -EBADMSG, "corrupt recording (%s)", "version 0");
+	return 0;
+}
+
+static int parse(struct loader *l, const unsigned char *buf, size_t len)
+{
+	struct rbuf b = { .p = buf, .len = len };
+	int err = check_header(l, &b);
+
+	if (err)
+		return err;
 	for (;;) {
 		__u32 tag = get_u32(&b);
 		__u64 slen = get_u64(&b);
@@ -753,6 +763,29 @@ static int parse(struct loader *l, const unsigned char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * -errno with why when the first bytes of a file already show it is no
+ * recording this wprof reads: not gzip, or the first bytes it inflates to
+ * are not the magic and a version it knows. 0 when it may be one. Inflates
+ * a few bytes, whatever the file.
+ */
+static int sniff(struct loader *l, const void *buf, size_t len)
+{
+	unsigned char head[RECFILE_MAGIC_LEN + sizeof(__u32)];
+	struct rbuf b = { .p = head, .len = sizeof(head) };
+	size_t n;
+
+	if (!gzip__is_gzip(buf, len))
+		return fail(l, -ENOMSG, "not a wprof recording%s", " (not gzip-compressed)");
+	n = gzip__head(buf, len, head, sizeof(head));
+	if (n == sizeof(head))
+		return check_header(l, &b);
+	/* shorter: refused once inflated, saying why; unless it starts as no recording does */
+	if (n && memcmp(head, recfile_magic, n < RECFILE_MAGIC_LEN ? n : RECFILE_MAGIC_LEN))
+		return fail(l, -ENOMSG, "not a wprof recording%s", "");
+	return 0;
+}
+
 int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, size_t size)
 {
 	struct loader l = { .r = r, .why = why, .size = size };
@@ -762,12 +795,14 @@ int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, 
 
 	memset(r, 0, sizeof(*r));
 	snprintf(why, size, "?");
+	/* before inflating up to RECFILE_MAX_BYTES of what may be anything */
+	err = sniff(&l, buf, len);
+	if (err)
+		return err;
 	err = gzip__read(buf, len, RECFILE_MAX_BYTES, &raw, &raw_len);
 	switch (err) {
 	case 0:
 		break;
-	case -ENOMSG:
-		return fail(&l, err, "not a wprof recording%s", " (not gzip-compressed)");
 	case -ENODATA:
 		return fail(&l, err, "truncated recording (%s)", "the compressed data ends early");
 	case -EBADMSG:
@@ -786,37 +821,50 @@ int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, 
 	return err;
 }
 
-int recfile__read_file(const char *path, void **out, size_t *len)
+/* What is read before looking at what the file is. */
+#define SNIFF_BYTES (64 * 1024)
+
+int recfile__read_fd(int fd, const void *prefix, size_t n, void **out, size_t *len)
 {
-	struct stat st;
-	size_t cap = 64 * 1024, n = 0;
-	unsigned char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	size_t cap = SNIFF_BYTES;
+	unsigned char *buf = malloc(cap);
+	bool sniffed = false;
+	char why[8];
+	int err = 0;
 
 	*out = NULL;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
+	*len = 0;
+	if (!buf)
+		return -ENOMEM;
+	if (n > cap)
+		n = cap;
+	if (n)
+		memcpy(buf, prefix, n);
 	for (;;) {
 		ssize_t got;
 
-		if (!buf || n == cap) {
+		if (!sniffed && n >= SNIFF_BYTES) {
+			struct loader l = { .why = why, .size = sizeof(why) };
+
+			/* what recfile__parse() would refuse: no need to read the rest */
+			sniffed = true;
+			if (sniff(&l, buf, n))
+				break;
+		}
+		if (n == cap) {
 			unsigned char *b;
 
-			if (buf && cap >= RECFILE_MAX_BYTES) {
+			if (cap >= RECFILE_MAX_BYTES) {
 				err = -EFBIG;
 				break;
 			}
-			cap = buf ? 2 * cap : cap;
-			b = realloc(buf, cap);
+			b = realloc(buf, 2 * cap);
 			if (!b) {
 				err = -ENOMEM;
 				break;
 			}
 			buf = b;
+			cap *= 2;
 		}
 		got = read(fd, buf + n, cap - n);
 		if (got < 0 && errno == EINTR)
@@ -829,7 +877,6 @@ int recfile__read_file(const char *path, void **out, size_t *len)
 			break;
 		n += got;
 	}
-	close(fd);
 	if (err) {
 		free(buf);
 		return err;
@@ -837,6 +884,23 @@ int recfile__read_file(const char *path, void **out, size_t *len)
 	*out = buf;
 	*len = n;
 	return 0;
+}
+
+int recfile__read_file(const char *path, void **out, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	err = recfile__read_fd(fd, NULL, 0, out, len);
+	close(fd);
+	return err;
 }
 
 int recfile__load(const char *path, struct recording *r)

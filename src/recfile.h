@@ -49,10 +49,20 @@ int recfile__save(const struct recording *r, FILE *f);
  * recording", "recording version 3 is newer than this wprof (...)"):
  * -ENOMSG foreign, -ENODATA truncated, -EBADMSG corrupt, -EPROTONOSUPPORT
  * newer, -EFBIG too large, -ENOMEM. @r is empty (memset 0) on failure.
+ * What is not gzip, or does not inflate to the magic first, is refused
+ * before the rest is inflated.
  */
 int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, size_t size);
 
-/* The whole file @path, at most RECFILE_MAX_BYTES, malloc'd: 0 or -errno. */
+/*
+ * The bytes of @fd from where it is, after the @n bytes of @prefix (what
+ * was read of it to tell what it is), at most RECFILE_MAX_BYTES, malloc'd;
+ * or only its first 64 KiB when they show it is no recording (what
+ * recfile__parse() says of them is what it would say of the whole).
+ * 0 or -errno.
+ */
+int recfile__read_fd(int fd, const void *prefix, size_t n, void **buf, size_t *len);
+/* The same from the start of the file @path. */
 int recfile__read_file(const char *path, void **buf, size_t *len);
 
 /* The same from the file @path; prints one line "PATH: WHY" on failure. */

@@ -252,6 +252,31 @@ run_wprof()
 	sed 's/^/#   /' "$TMP/$name.err" | head -40
 }
 
+# run_wprof_rss NAME ARGS...: as run_wprof, and the run's peak RSS in RSS_KB
+# (counting the python3 that starts it: some 14 MiB), for the tests of what
+# a file makes wprof take. Standard input is wprof's.
+run_wprof_rss()
+{
+	local name=$1 res
+
+	shift
+	log "wprof $*"
+	res=$(python3 -c '
+import resource, subprocess, sys, time
+t = time.monotonic()
+with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
+	try:
+		rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err, timeout=120)
+	except subprocess.TimeoutExpired:
+		rc = 124
+print(rc, int((time.monotonic() - t) * 1000),
+      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+		"$TMP/$name.out" "$TMP/$name.err" "$WPROF" "$@")
+	read -r RC ELAPSED_MS RSS_KB <<<"$res"
+	log "exit $RC after $ELAPSED_MS ms, peak RSS $RSS_KB KiB; stderr:"
+	sed 's/^/#   /' "$TMP/$name.err" | head -10
+}
+
 # check_wprof_ok NAME: exit 0 and every stderr line is a `wprof: ` line.
 check_wprof_ok()
 {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gzip.h"
 #include "output.h"
@@ -332,6 +333,33 @@ static void test_filter(void)
 	recording__free(&r);
 }
 
+/* A large file that is not gzip: its first 64 KiB read, enough to say so. */
+static void test_foreign_early(void)
+{
+	char path[] = "/tmp/wprof-test-recfile.XXXXXX", why[256];
+	size_t size = 8 << 20, len = 0;
+	char *text = malloc(size);
+	struct recording r;
+	void *buf = NULL;
+	int fd = mkstemp(path), err;
+
+	memset(text, 'x', size);
+	if (!CHECK(fd >= 0 && write(fd, text, size) == (ssize_t)size, "8 MiB of text written"))
+		goto out;
+	err = recfile__read_file(path, &buf, &len);
+	CHECK(!err && len == 64 * 1024, "read: its first 64 KiB only (%zu bytes)", len);
+	err = buf ? recfile__parse(buf, len, &r, why, sizeof(why)) : -ENOMEM;
+	CHECK(err == -ENOMSG && !strcmp(why, "not a wprof recording (not gzip-compressed)"),
+	      "which say what it is not (%s)", why);
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	free(buf);
+	free(text);
+}
+
 /* Every BPF statistic has a name in the file: the enum may change order between builds. */
 static void test_stat_names(void)
 {
@@ -407,5 +435,6 @@ int main(void)
 	test_foreign_and_newer();
 	test_filter();
 	test_steal();
+	test_foreign_early();
 	return unit_done();
 }
