@@ -69,6 +69,8 @@ struct profile {
 	__u64 pending_lost;
 	/* keys of threads that came after their lines were made while recording */
 	__u64 late_keys;
+	/* stacks of a file beyond stackcap.h's limits, cut when it was read */
+	__u64 stacks_cut_on_read;
 	/*
 	 * Ended processes whose rows were let go while recording
 	 * (profile__compact()), their lines made: counted, so that the

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "gzip.h"
 #include "recfile.h"
 #include "recline.h"
+#include "stackcap.h"
 #include "statnames.h"
 #include "util.h"
 
@@ -67,7 +69,7 @@ static const size_t profile_counters[] = {
 	F(struct profile, untimed_threads),   F(struct profile, estimated_lines),
 	F(struct profile, unwalked_groups),   F(struct profile, unwalked_us),
 	F(struct profile, open_unwalked),     F(struct profile, pending_lost),
-	F(struct profile, late_keys),
+	F(struct profile, late_keys),         F(struct profile, stacks_cut_on_read),
 };
 static const size_t sym_counters[] = {
 	F(struct symbolizer_stats, user_named),     F(struct symbolizer_stats, user_fallback),
@@ -387,6 +389,7 @@ struct loader {
 	char *why;
 	size_t size;
 	bool seen[RS_CNT];
+	__u64 cut; /* stacks cut to the limits here (the file may count more, cut before) */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct loader *l, int err,
@@ -542,14 +545,19 @@ static int read_lines(struct loader *l, struct rbuf *b)
 	struct recording *r = l->r;
 	struct rec_splitter sp = {};
 	__u64 n = get_u64(b);
+	char *cut = NULL;
+	size_t cut_len;
 	int err = 0;
 
 	if (!count_fits(b, n, 4 + 3 * 8))
 		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
 			    "stacks");
 	r->lines = folded__new();
-	if (!r->lines)
+	cut = malloc(stackcap_default.bytes + 1);
+	if (!r->lines || !cut) {
+		free(cut);
 		return -ENOMEM;
+	}
 	for (__u64 i = 0; i < n && !err; i++) {
 		__u32 len = get_u32(b);
 		const char *line = take(b, len);
@@ -561,9 +569,16 @@ static int read_lines(struct loader *l, struct rbuf *b)
 			err = -EINVAL;
 			break;
 		}
+		/* before it is split: a line's frames take 8 bytes each there */
+		if (stackcap__cut(&stackcap_default, line, len, cut, &cut_len)) {
+			line = cut;
+			len = cut_len;
+			l->cut++;
+		}
 		err = rec_splitter__add(&sp, r->lines, line, len, 0, 0, weight, count, max);
 	}
 	rec_splitter__free(&sp);
+	free(cut);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -716,6 +731,7 @@ static int check_header(struct loader *l, struct rbuf *b)
 static int parse(struct loader *l, const unsigned char *buf, size_t len)
 {
 	struct rbuf b = { .p = buf, .len = len };
+	__u64 *p_cut;
 	int err = check_header(l, &b);
 
 	if (err)
@@ -751,6 +767,9 @@ static int parse(struct loader *l, const unsigned char *buf, size_t len)
 	}
 	if (b.off != b.len)
 		return fail(l, -EBADMSG, "corrupt recording (%s)", "bytes after the end marker");
+	/* after the counters, whichever section came first */
+	p_cut = &l->r->prof.stacks_cut_on_read;
+	*p_cut = *p_cut > UINT64_MAX - l->cut ? UINT64_MAX : *p_cut + l->cut;
 	if (!l->seen[RS_INFO] || !l->seen[RS_THREADS] || !l->seen[RS_LINES])
 		return fail(l, -EBADMSG, "corrupt recording (%s)",
 			    "no info, threads or stacks section");

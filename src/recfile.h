@@ -50,7 +50,8 @@ int recfile__save(const struct recording *r, FILE *f);
  * -ENOMSG foreign, -ENODATA truncated, -EBADMSG corrupt, -EPROTONOSUPPORT
  * newer, -EFBIG too large, -ENOMEM. @r is empty (memset 0) on failure.
  * What is not gzip, or does not inflate to the magic first, is refused
- * before the rest is inflated.
+ * before the rest is inflated. A stack beyond stackcap.h's limits is cut
+ * and counted (r->prof.stacks_cut_on_read, which the file may count too).
  */
 int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, size_t size);
 

@@ -6,6 +6,7 @@
 #include "hmap.h"
 #include "report.h"
 #include "perfmap.h"
+#include "stackcap.h"
 #include "util.h"
 
 /* Every loss counter, by name, for the summary and the JSON report. */
@@ -14,7 +15,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 26 };
+enum { NR_LOSSES = 27 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS PROFILE_TOP_PROCS
@@ -54,6 +55,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
 	out[i++] = (struct loss){ "thread_slot_busy", st[WPROF_STAT_SLOT_BUSY] };
 	out[i++] = (struct loss){ "late_keys", p->late_keys };
+	out[i++] = (struct loss){ "stacks_cut_on_read", p->stacks_cut_on_read };
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -439,6 +441,8 @@ static const struct {
 			      "thread's slot (report it: it should be rare)" },
 	{ "late_keys", "samples or off-CPU times of ended threads that came after their stacks "
 		       "were added up while recording (report it: it should not happen)" },
+	{ "stacks_cut_on_read", "stacks of the file cut to " STACKCAP_WORDS " when read, the "
+				"frame " STACKCAP_MARK " in place of the rest" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */

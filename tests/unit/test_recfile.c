@@ -333,6 +333,92 @@ static void test_filter(void)
 	recording__free(&r);
 }
 
+/* The length of @s's longest line, in frames. */
+static size_t deepest_line(const char *s)
+{
+	size_t max = 0, n = 1;
+
+	for (; *s; s++) {
+		if (*s == ';')
+			n++;
+		if (*s == '\n') {
+			max = n > max ? n : max;
+			n = 1;
+		}
+	}
+	return max;
+}
+
+/*
+ * A recording with a stack of 40000 frames and one of a 2 MiB frame (not
+ * one wprof wrote: it writes at most 514 frames of 255 bytes): read, both
+ * cut to the limits and counted; every format written (a flame graph drawn
+ * by recursion overflowed at some 35000 frames); the count saved along.
+ */
+static void test_deep_lines(void)
+{
+	static const char mark[] = "[cut: too long to read]";
+	size_t n = 40000, len = 0, flen, wlen;
+	char *line = malloc((2 << 20) + 1), *file, *again, *text, why[256];
+	struct rec_splitter sp = {};
+	const char *frames[] = { "on-cpu", "100", "101", "work", NULL };
+	struct recording a, b, c;
+	int err;
+
+	make(&a);
+	len += sprintf(line, "on-cpu;100;101;work");
+	for (size_t i = 0; i < n; i++)
+		len += sprintf(line + len, ";f%zu", i);
+	rec_splitter__add(&sp, a.lines, line, len, 0, 0, 700, 1, 700);
+	rec_splitter__free(&sp);
+	frames[4] = line;
+	memset(line, 'x', 2 << 20);
+	line[2 << 20] = '\0';
+	folded__add(a.lines, frames, 5, 800);
+	file = written(&a, FORMAT_WPROF, &flen);
+	recording__free(&a);
+	err = file ? recfile__parse(file, flen, &b, why, sizeof(why)) : -ENOMEM;
+	if (!CHECK_EQ_S64(err, 0, "read (%s)", err ? why : "ok"))
+		goto out;
+	text = written(&b, FORMAT_FOLDED, &wlen);
+	/* 2048 frames with the pid and tid, which the folded output leaves out */
+	CHECK(text && deepest_line(text) == 2046 && strstr(text, ";f2041;") &&
+	      !strstr(text, ";f2042;") && strstr(text, mark) && strstr(text, ";f39999 700\n"),
+	      "the deep stack: its first 2046 frames, the marker, its leaf");
+	CHECK(text && strstr(text, "on-cpu;work;[cut: too long to read] 800\n"),
+	      "the 2 MiB frame: the marker in its place");
+	free(text);
+	text = written(&b, FORMAT_JSON, &wlen);
+	CHECK(text && strstr(text, "\"stacks_cut_on_read\": 2"), "JSON: stacks_cut_on_read 2");
+	free(text);
+	text = written(&b, -1, &wlen);
+	CHECK(text && strstr(text, "wprof: lost: 2 stacks of the file cut to 2048 frames and 1 MiB "
+				   "when read, the frame [cut: too long to read] in place of the "
+				   "rest [stacks_cut_on_read]\n"), "the summary says so");
+	free(text);
+	text = written(&b, FORMAT_SVG, &wlen);
+	CHECK(text && strstr(text, "</svg>\n"), "a flame graph (%zu bytes)", wlen);
+	free(text);
+	text = written(&b, FORMAT_PPROF, &wlen);
+	CHECK(text, "pprof (%zu bytes)", wlen);
+	free(text);
+	/* saved again: the count is the file's */
+	again = written(&b, FORMAT_WPROF, &wlen);
+	err = again ? recfile__parse(again, wlen, &c, why, sizeof(why)) : -ENOMEM;
+	if (CHECK_EQ_S64(err, 0, "saved again and read")) {
+		text = written(&c, FORMAT_JSON, &wlen);
+		CHECK(text && strstr(text, "\"stacks_cut_on_read\": 2"),
+		      "the count kept, none cut again");
+		free(text);
+		recording__free(&c);
+	}
+	free(again);
+	recording__free(&b);
+out:
+	free(file);
+	free(line);
+}
+
 /* A large file that is not gzip: its first 64 KiB read, enough to say so. */
 static void test_foreign_early(void)
 {
@@ -435,6 +521,7 @@ int main(void)
 	test_foreign_and_newer();
 	test_filter();
 	test_steal();
+	test_deep_lines();
 	test_foreign_early();
 	return unit_done();
 }
