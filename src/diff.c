@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diff.h"
 #include "flame.h"
 #include "folded.h"
+#include "foldread.h"
 #include "gzip.h"
 #include "outfile.h"
 #include "recfile.h"
@@ -94,48 +97,40 @@ static const char *what_else(const char *line)
 	return "";
 }
 
-int diff__read(struct diff *d, int side, FILE *f, const char *name)
+int diff__read(struct diff *d, int side, struct foldread *fr, const char *name)
 {
-	char *line = NULL;
-	size_t cap = 0, nr = 0;
-	ssize_t len;
-	int err = 0;
+	char *stack = NULL;
+	size_t len;
+	__u64 w;
+	bool cut;
+	int err;
 
-	errno = 0;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		__u64 w;
-
-		nr++;
-		if (len && line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (!len)
-			continue; /* a blank line says nothing */
-		if ((size_t)len != strlen(line) || folded__parse_line(line, NULL, &w)) {
-			pr_err("%s:%zu: not a folded line ('frame;frame;... WEIGHT')%s", name, nr,
-			       nr == 1 ? what_else(line) : "");
-			err = -EINVAL;
-			break;
-		}
-		err = add(d, side, line, strrchr(line, ' ') - line, w);
+	while ((err = foldread__next(fr, &stack, &len, &w, &cut)) > 0) {
+		err = add(d, side, stack, len, w);
 		if (err) {
 			pr_err("out of memory reading %s", name);
-			break;
+			return err;
 		}
-		errno = 0;
+		d->cut[side] += cut;
 	}
-	if (!err && ferror(f)) {
-		err = errno ? -errno : -EIO;
+	if (err == -EINVAL) {
+		pr_err("%s:%zu: not a folded line ('frame;frame;... WEIGHT')%s", name, fr->lineno,
+		       fr->lineno == 1 ? what_else(stack) : "");
+		return err;
+	}
+	if (err) {
 		pr_err("cannot read %s: %s", name, strerror(-err));
+		return err;
 	}
-	free(line);
-	if (!err && !d->lines[side]) {
+	if (!d->lines[side]) {
 		pr_err("%s has no stacks: nothing to compare", name);
-		err = -EINVAL;
-	} else if (!err && !d->total[side]) {
-		pr_err("%s weighs 0 in all: nothing to compare", name);
-		err = -EINVAL;
+		return -EINVAL;
 	}
-	return err;
+	if (!d->total[side]) {
+		pr_err("%s weighs 0 in all: nothing to compare", name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static double share(const struct diff *d, const struct diff_stack *s, int side)
@@ -476,10 +471,25 @@ static bool is_recording(const void *buf, size_t len)
 	       !memcmp(head, RECFILE_MAGIC, sizeof(head));
 }
 
+/* Folded text from @f, after the @n bytes of @prefix read of it. */
+static int read_folded(struct diff *d, int side, FILE *f, const char *name,
+		       const void *prefix, size_t n)
+{
+	struct foldread fr;
+	int err = foldread__init(&fr, f, NULL, prefix, n);
+
+	if (err) {
+		pr_err("out of memory reading %s", name);
+		return err;
+	}
+	err = diff__read(d, side, &fr, name);
+	foldread__free(&fr);
+	return err;
+}
+
 /*
- * A saved recording's folded lines into @side: 0, -ENOMSG when @buf is not
- * a recording (then read as folded text, which says what it is: a pprof
- * file?), or -errno after one line.
+ * A saved recording's folded lines into @side, from its bytes @buf. What
+ * is gzip but no recording is no folded text either: its first line says so.
  */
 static int read_recording(struct diff *d, int side, const char *name, const void *buf,
 			  size_t len)
@@ -490,8 +500,11 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 	FILE *f;
 	int err;
 
-	if (!is_recording(buf, len))
-		return -ENOMSG;
+	if (!is_recording(buf, len)) {
+		pr_err("%s:1: not a folded line ('frame;frame;... WEIGHT')%s", name,
+		       what_else(buf));
+		return -EINVAL;
+	}
 	err = recfile__parse(buf, len, &r, why, sizeof(why));
 	if (err) {
 		pr_err("%s: %s", name, why);
@@ -501,10 +514,12 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 	err = f ? recording__write_folded(&r, f) : -ENOMEM;
 	if (f && fclose(f) && !err)
 		err = -ENOMEM;
+	/* cut when it was read, or before it was saved */
+	d->cut[side] += r.prof.stacks_cut_on_read;
 	recording__free(&r);
 	f = err ? NULL : fmemopen(text, tlen, "r");
 	if (f) {
-		err = diff__read(d, side, f, name);
+		err = read_folded(d, side, f, name, NULL, 0);
 		fclose(f);
 	} else if (!err || err == -ENOMEM) {
 		pr_err("out of memory reading %s", name);
@@ -515,69 +530,63 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 }
 
 /*
- * "-": standard input, read whole first, since it may be a saved recording
- * (gzip) as well as folded text, and a pipe cannot be read twice.
+ * A file, or "-" for standard input, which is read once: its first bytes
+ * tell a saved recording (gzip, read whole, at most RECFILE_MAX_BYTES)
+ * from folded text (read a line at a time).
  */
-static int read_stdin_side(struct diff *d, int side)
-{
-	void *buf;
-	size_t len;
-	FILE *f;
-	int err = recfile__read_file("/dev/stdin", &buf, &len);
-
-	if (err) {
-		pr_err("cannot read standard input: %s", strerror(-err));
-		return err;
-	}
-	err = read_recording(d, side, "standard input", buf, len);
-	if (err == -ENOMSG) {
-		f = len ? fmemopen(buf, len, "r") : fopen("/dev/null", "re");
-		if (f) {
-			err = diff__read(d, side, f, "standard input");
-			fclose(f);
-		} else {
-			err = -errno;
-			pr_err("cannot read standard input: %s", strerror(-err));
-		}
-	}
-	free(buf);
-	return err;
-}
-
 static int read_side(struct diff *d, int side, const char *name)
 {
-	FILE *f;
+	bool std_in = !strcmp(name, "-");
+	const char *shown = std_in ? "standard input" : name;
 	unsigned char magic[2];
-	int err;
+	size_t n = 0, len;
+	void *buf;
+	FILE *f;
+	int fd = std_in ? 0 : open(name, O_RDONLY | O_CLOEXEC), err;
 
-	if (!strcmp(name, "-"))
-		return read_stdin_side(d, side);
-	f = fopen(name, "re");
-
-	/* a saved recording (gzip) is compared by its folded lines */
-	if (f && fread(magic, 1, 2, f) == 2 && gzip__is_gzip(magic, 2)) {
-		void *buf;
-		size_t len;
-
-		fclose(f);
-		err = recfile__read_file(name, &buf, &len);
-		if (!err) {
-			err = read_recording(d, side, name, buf, len);
-			free(buf);
-			if (err != -ENOMSG)
-				return err;
-		}
-		f = fopen(name, "re");
-	} else if (f) {
-		rewind(f);
-	}
-	if (!f) {
+	if (fd < 0) {
 		err = -errno;
 		pr_err("cannot open %s: %s", name, strerror(-err));
 		return err;
 	}
-	err = diff__read(d, side, f, name);
-	fclose(f);
+	while (n < sizeof(magic)) {
+		ssize_t got = read(fd, magic + n, sizeof(magic) - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			err = got ? -errno : 0;
+			if (!err)
+				break;
+			pr_err("cannot read %s: %s", shown, strerror(-err));
+			goto out;
+		}
+		n += got;
+	}
+	if (gzip__is_gzip(magic, n)) {
+		err = recfile__read_fd(fd, magic, n, &buf, &len);
+		if (err) {
+			pr_err("cannot read %s: %s", shown, strerror(-err));
+			goto out;
+		}
+		err = read_recording(d, side, shown, buf, len);
+		free(buf);
+		goto out;
+	}
+	f = std_in ? stdin : fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		pr_err("cannot read %s: %s", shown, strerror(-err));
+		goto out;
+	}
+	if (!std_in)
+		fd = -1; /* f's now */
+	err = read_folded(d, side, f, shown, magic, n);
+	if (!std_in)
+		fclose(f);
+out:
+	if (!std_in && fd >= 0)
+		close(fd);
 	return err;
 }
 
@@ -640,6 +649,11 @@ int cmd_diff(int argc, char **argv)
 	pr_info("BEFORE %s: %zu stacks, %.3f s; AFTER %s: %zu stacks, %.3f s; %zu stacks changed "
 		"share", o.names[DIFF_BEFORE], nr[DIFF_BEFORE], d.total[DIFF_BEFORE] / 1e6,
 		o.names[DIFF_AFTER], nr[DIFF_AFTER], d.total[DIFF_AFTER] / 1e6, changed);
+	for (int side = DIFF_BEFORE; side <= DIFF_AFTER; side++)
+		if (d.cut[side])
+			pr_info("lost: %llu stacks of %s cut to " STACKCAP_WORDS " when read, the "
+				"frame " STACKCAP_MARK " in place of the rest [stacks_cut_on_read]",
+				(unsigned long long)d.cut[side], o.names[side]);
 	if (o.gate)
 		over = gate(&d, o.gate_pct);
 	outfile__abort(&of);

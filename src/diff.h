@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+struct foldread;
 struct strmap;
 
 enum { DIFF_BEFORE, DIFF_AFTER };
@@ -28,6 +29,7 @@ struct diff {
 	struct strmap *index; /* stack -> its index in stacks[] */
 	__u64 total[2];
 	size_t lines[2];
+	__u64 cut[2]; /* stacks cut to the limits when read (stackcap.h) */
 	bool absolute; /* compare weights, not shares */
 };
 
@@ -35,12 +37,13 @@ struct diff {
 int diff__init(struct diff *d);
 void diff__free(struct diff *d);
 /*
- * Read one side from @f (named @name in messages). Lines with the same
- * stack add up. On a line that is not folded text, or a file without
- * stacks, prints one error line naming the file (and line) and returns
- * -EINVAL; -errno when reading failed, -ENOMEM.
+ * Read one side from @fr (named @name in messages). Lines with the same
+ * stack add up; a stack beyond the limits is cut (foldread.h) and counted
+ * in d->cut. On a line that is not folded text, or a file without stacks,
+ * prints one error line naming the file (and line) and returns -EINVAL;
+ * -errno when reading failed, -ENOMEM.
  */
-int diff__read(struct diff *d, int side, FILE *f, const char *name);
+int diff__read(struct diff *d, int side, struct foldread *fr, const char *name);
 /* How much @s grew, in points of share (in us with --absolute); negative: it shrank. */
 double diff__change(const struct diff *d, const struct diff_stack *s);
 /* BEFORE's weight in AFTER's units: scaled to AFTER's total, unless --absolute. */

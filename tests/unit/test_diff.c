@@ -192,6 +192,83 @@ static void test_gate(void)
 		     "--fail-if-grown compares shares, also with --absolute");
 }
 
+/* The whole of a large file (malloc'd; "" when it cannot be read). */
+static char *slurp_big(const char *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(p, "r"), *out = open_memstream(&buf, &len);
+	char chunk[65536];
+	size_t n;
+
+	while (f && out && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, out);
+	if (f)
+		fclose(f);
+	if (out)
+		fclose(out);
+	return buf ? buf : strdup("");
+}
+
+/* The largest data-d="N" of a flame graph: its deepest frame. */
+static unsigned long deepest(const char *svg)
+{
+	unsigned long max = 0;
+
+	for (const char *p = svg; (p = strstr(p, "data-d=\"")); p++) {
+		unsigned long d = strtoul(p + 8, NULL, 10);
+
+		max = d > max ? d : max;
+	}
+	return max;
+}
+
+/*
+ * A stack of 40000 frames (a flame graph drawn by recursion overflowed the
+ * stack at some 35000): cut when read to 2048, the marker in place of the
+ * frames cut, counted on stderr; every format written.
+ */
+static void test_deep(void)
+{
+	static const char mark[] = "[cut: too long to read]";
+	size_t n = 40000, cap = 16 * n + 64, len = 0;
+	char *text = malloc(cap), *out, want[160];
+	const char *err;
+
+	len += snprintf(text + len, cap - len, "on-cpu;deep");
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(text + len, cap - len, ";f%zu", i);
+	len += snprintf(text + len, cap - len, " 100\non-cpu;deep;f0 50\n");
+	put("deep", text, len);
+	free(text);
+	snprintf(want, sizeof(want), "wprof: lost: 1 stacks of %s cut to 2048 frames and 1 MiB "
+		 "when read, the frame %s in place of the rest [stacks_cut_on_read]\n",
+		 path("deep"), mark);
+
+	CHECK_EQ_S64(run(&err, "-o", path("deep.svg"), path("before"), path("deep"), NULL), 0,
+		     "-o deep.svg: exit 0");
+	CHECK(strstr(err, want), "the cut counted on stderr (%s)", err);
+	out = slurp_big(path("deep.svg"));
+	CHECK(strstr(out, "data-n=\"[cut: too long to read]\"") && strstr(out, "data-n=\"f39999\""),
+	      "the marker and the leaf drawn");
+	CHECK_EQ_U64(deepest(out), 2048, "2048 frames deep, under the root");
+	CHECK(strstr(out, "</svg>\n"), "the graph written to its end");
+	free(out);
+
+	CHECK_EQ_S64(run(&err, "-f", "folded", "-o", path("deep.txt"), path("before"), path("deep"),
+			 NULL), 0, "-f folded: exit 0");
+	CHECK(strstr(err, want), "the cut counted on stderr");
+	out = slurp_big(path("deep.txt"));
+	snprintf(want, sizeof(want), ";f2043;%s;f39999 0 100\n", mark);
+	CHECK(strstr(out, "on-cpu;deep;f0;f1;") && strstr(out, want),
+	      "its frames from the root, the marker, the leaf");
+	free(out);
+	CHECK_EQ_S64(run(&err, "-o", path("deep.tab"), path("deep"), path("before"), NULL), 0,
+		     "table: exit 0");
+	CHECK(strstr(err, "lost: 1 stacks of ") && strstr(err, "/deep cut"),
+	      "the cut counted, BEFORE's");
+}
+
 /* One error line starting with "wprof: " and matching @want, exit 2. */
 static void expect_error(const char *what, const char *want, const char *a, const char *b,
 			 const char *c)
@@ -243,11 +320,13 @@ int main(void)
 	test_folded();
 	test_svg();
 	test_gate();
+	test_deep();
 	test_errors();
 	if (!unit_nr_fail) {
 		static const char *const names[] = {
 			"before", "after", "stderr", "self.txt", "t.txt", "t1.txt", "ta.txt", "f.txt",
 			"fa.txt", "d.svg", "g.txt", "junk", "bad", "gz", "json", "empty", "zero", "nul",
+			"deep", "deep.svg", "deep.txt", "deep.tab",
 		};
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
