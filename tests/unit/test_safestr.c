@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * src/safestr.c, the one rule for strings wprof did not write: the UTF-8
+ * validator agrees with the table of well-formed byte sequences of the
+ * Unicode standard (Table 3-7) on every input of up to three bytes and on
+ * four-byte ones around every boundary; hostile names (terminal escapes,
+ * newlines, DEL, C1 raw and in UTF-8, overlong forms, surrogates, 0xf5-0xff,
+ * characters cut short) come out as \xNN, valid text of every length
+ * unchanged, and escaping twice changes nothing; JSON and XML add only their
+ * own escapes.
+ */
+#include <string.h>
+
+#include "safestr.h"
+#include "unit.h"
+#include "util.h"
+
+/* Table 3-7: the length of the well-formed sequence at @s (@n bytes), 0 if none. */
+static size_t ref_len(const unsigned char *s, size_t n)
+{
+	static const struct {
+		unsigned char lo[4], hi[4];
+		size_t len;
+	} rows[] = {
+		{ { 0x00 }, { 0x7f }, 1 },
+		{ { 0xc2, 0x80 }, { 0xdf, 0xbf }, 2 },
+		{ { 0xe0, 0xa0, 0x80 }, { 0xe0, 0xbf, 0xbf }, 3 },
+		{ { 0xe1, 0x80, 0x80 }, { 0xec, 0xbf, 0xbf }, 3 },
+		{ { 0xed, 0x80, 0x80 }, { 0xed, 0x9f, 0xbf }, 3 },
+		{ { 0xee, 0x80, 0x80 }, { 0xef, 0xbf, 0xbf }, 3 },
+		{ { 0xf0, 0x90, 0x80, 0x80 }, { 0xf0, 0xbf, 0xbf, 0xbf }, 4 },
+		{ { 0xf1, 0x80, 0x80, 0x80 }, { 0xf3, 0xbf, 0xbf, 0xbf }, 4 },
+		{ { 0xf4, 0x80, 0x80, 0x80 }, { 0xf4, 0x8f, 0xbf, 0xbf }, 4 },
+	};
+
+	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
+		size_t k;
+
+		if (rows[r].len > n)
+			continue;
+		for (k = 0; k < rows[r].len; k++)
+			if (s[k] < rows[r].lo[k] || s[k] > rows[r].hi[k])
+				break;
+		if (k == rows[r].len)
+			return k;
+	}
+	return 0;
+}
+
+static void test_validator(void)
+{
+	static const unsigned char tails[] = { 0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+					       0xa0, 0xbf, 0xc0, 0xf4, 0xff };
+	size_t wrong = 0, checked = 0;
+	unsigned char s[4];
+
+	/* every sequence of one, two and three bytes, each cut short too */
+	for (unsigned int v = 0; v < 1 << 24; v++) {
+		s[0] = v >> 16, s[1] = v >> 8, s[2] = v;
+		for (size_t n = 1; n <= 3; n++, checked++)
+			wrong += safestr__utf8_len((char *)s, n) != ref_len(s, n);
+	}
+	/* four bytes: every first two, the others around the boundaries */
+	for (unsigned int v = 0; v < 1 << 16; v++)
+		for (size_t c = 0; c < ARRAY_SIZE(tails); c++)
+			for (size_t d = 0; d < ARRAY_SIZE(tails); d++, checked++) {
+				s[0] = v >> 8, s[1] = v, s[2] = tails[c], s[3] = tails[d];
+				wrong += safestr__utf8_len((char *)s, 4) != ref_len(s, 4);
+			}
+	CHECK_EQ_U64(wrong, 0, "the validator agrees with Unicode's Table 3-7 on %zu inputs",
+		     checked);
+}
+
+/* Safe text of @in (@len bytes). */
+static const char *text(const char *in, size_t len)
+{
+	static char buf[512];
+
+	safestr__text(buf, sizeof(buf), in, len);
+	return buf;
+}
+
+#define TEXT(lit) text(lit, sizeof(lit) - 1)
+
+static void test_text(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+	} cases[] = {
+		{ "\033]0;pwned\007", "\\x1b]0;pwned\\x07", "ESC ] 0 ; ... BEL: a title" },
+		{ "\033[2J", "\\x1b[2J", "ESC [ 2 J: clear the screen" },
+		{ "x\nwprof: forged", "x\\x0awprof: forged", "a newline: no second line" },
+		{ "a\rb\tc", "a\\x0db\\x09c", "CR and tab" },
+		{ "del\x7f", "del\\x7f", "DEL" },
+		{ "\x80\x85\x9b\x9f", "\\x80\\x85\\x9b\\x9f", "raw C1 bytes" },
+		{ "\xc2\x80\xc2\x9b\xc2\x9f", "\\xc2\\x80\\xc2\\x9b\\xc2\\x9f", "C1 in UTF-8" },
+		{ "\xc2\xa0", "\xc2\xa0", "U+00A0, the first after C1, is kept" },
+		{ "\xc0\xaf", "\\xc0\\xaf", "overlong '/' in two bytes" },
+		{ "\xe0\x80\xaf", "\\xe0\\x80\\xaf", "overlong '/' in three bytes" },
+		{ "\xf0\x80\x80\xaf", "\\xf0\\x80\\x80\\xaf", "overlong '/' in four bytes" },
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80", "a surrogate (U+D800)" },
+		{ "\xed\xbf\xbf", "\\xed\\xbf\\xbf", "a surrogate (U+DFFF)" },
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80", "beyond U+10FFFF" },
+		{ "\xf5\xf8\xfc\xfe\xff", "\\xf5\\xf8\\xfc\\xfe\\xff", "0xf5-0xff" },
+		{ "\xef\xbf\xbe\xef\xbf\xbf", "\\xef\\xbf\\xbe\\xef\\xbf\\xbf", "U+FFFE, U+FFFF" },
+		{ "ab\xe2\x82", "ab\\xe2\\x82", "a character cut short at the end" },
+		{ "ab\xf0\x9f\x98", "ab\\xf0\\x9f\\x98", "a four-byte one cut short" },
+		{ "\xe2\x82x", "\\xe2\\x82x", "cut short before ASCII" },
+		{ "caf\xc3\xa9", "caf\xc3\xa9", "e acute passes" },
+		{ "\xe4\xb8\xad\xe6\x96\x87", "\xe4\xb8\xad\xe6\x96\x87", "CJK passes" },
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", "an emoji passes" },
+		{ "\xef\xbf\xbd", "\xef\xbf\xbd", "U+FFFD passes" },
+		{ "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf", "U+10FFFF passes" },
+		{ "a\\x1b b;c", "a\\x1b b;c", "backslash, space, ';' as they are" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *got = text(cases[i].in, strlen(cases[i].in));
+
+		CHECK_STREQ(got, cases[i].want, "%s", cases[i].what);
+		CHECK_STREQ(text(got, strlen(got)), got, "%s: escaping again changes nothing",
+			    cases[i].what);
+	}
+	CHECK_STREQ(TEXT("a\0b"), "a\\x00b", "a NUL inside a counted string");
+}
+
+static void test_cut(void)
+{
+	char buf[8];
+
+	CHECK_EQ_U64(safestr__text(NULL, 0, "a\033", 2), 5, "the length, counted without a buffer");
+	CHECK_EQ_U64(safestr__text(buf, sizeof(buf), "abc\033[2J", 7), 10, "the whole length");
+	CHECK_STREQ(buf, "abc\\x1b", "an escape that fits exactly");
+	safestr__text(buf, sizeof(buf), "abcd\033", 5);
+	CHECK_STREQ(buf, "abcd", "an escape is not split");
+	safestr__text(buf, sizeof(buf), "abcde\xe2\x82\xac", 8);
+	CHECK_STREQ(buf, "abcde", "a character is not split");
+	safestr__text(buf, sizeof(buf), "abcdefgh\033", 9);
+	CHECK_STREQ(buf, "abcdefg", "nothing after a cut, though it would fit");
+	memset(buf, 'z', sizeof(buf));
+	safestr__text(buf, 1, "abc", 3);
+	CHECK(buf[0] == '\0' && buf[1] == 'z', "size 1 writes only the NUL");
+	CHECK_STREQ(safestr__str(buf, sizeof(buf), NULL), "", "NULL is empty");
+}
+
+/* What @fn writes of @in. */
+static char *written_by(void (*fn)(FILE *, const char *, size_t), const char *in, size_t len)
+{
+	static char out[512];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	if (!f)
+		return strcpy(out, "(fmemopen failed)");
+	fn(f, in, len);
+	fclose(f);
+	return out;
+}
+
+#define WRITTEN(fn, lit) written_by(fn, lit, sizeof(lit) - 1)
+
+static void test_writers(void)
+{
+	CHECK_STREQ(WRITTEN(safestr__fput, "t\033]0;x\007\xc3\xa9\xff"),
+		    "t\\x1b]0;x\\x07\xc3\xa9\\xff", "fput: as text");
+	CHECK_STREQ(WRITTEN(safestr__json, "q\"b\\\n\xc2\x9b\xf0\x9f\x98\x80\xed\xa0\x80"),
+		    "\"q\\\"b\\\\\\\\x0a\\\\xc2\\\\x9b\xf0\x9f\x98\x80\\\\xed\\\\xa0\\\\x80\"",
+		    "json: quotes and backslashes escaped, the text's \\xNN a JSON \\\\xNN");
+	CHECK_STREQ(WRITTEN(safestr__json, ""), "\"\"", "json: the empty string");
+	CHECK_STREQ(WRITTEN(safestr__xml, "<a href=\"x\">&'\033\xef\xbf\xbe\xc3\xa9"),
+		    "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\\x1b\\xef\\xbf\\xbe\xc3\xa9",
+		    "xml: markup escaped, no control and no U+FFFE");
+}
+
+int main(void)
+{
+	test_validator();
+	test_text();
+	test_cut();
+	test_writers();
+	return unit_done();
+}
