@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "debughint.h"
+#include "safestr.h"
 
 /* Files named in the line; the rest are summed up. */
 #define MAX_SHOWN 5
@@ -178,6 +179,15 @@ int debughint__owners(const char *const *paths, size_t n, char (*pkgs)[DEBUGHINT
 	return 0;
 }
 
+/*
+ * A file or package name, as a process mapped it or dpkg named it: safe text
+ * (safestr.h), so that no name can end the hint's line or act on a terminal.
+ */
+static void put_name(FILE *f, const char *name)
+{
+	safestr__fput(f, name, strlen(name));
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -195,11 +205,11 @@ static void print_refused(const struct symbolizer *sym, FILE *f)
 		return;
 	fprintf(f, "wprof: debug files refused as another build's (their names would be wrong): "
 		"%llu build-id differs, %llu CRC differs from the .gnu_debuglink's, %llu too big "
-		"to check; e.g. %s: install the debug files of the installed build, or rebuild "
-		"the program and its debug file together\n",
-		(unsigned long long)ss.debug_build_id_mismatch,
-		(unsigned long long)ss.debug_crc_mismatch, (unsigned long long)ss.debug_too_big,
-		ss.debug_refused_path ? ss.debug_refused_path : "?");
+		"to check; e.g. ", (unsigned long long)ss.debug_build_id_mismatch,
+		(unsigned long long)ss.debug_crc_mismatch, (unsigned long long)ss.debug_too_big);
+	put_name(f, ss.debug_refused_path ? ss.debug_refused_path : "?");
+	fprintf(f, ": install the debug files of the installed build, or rebuild the program and "
+		"its debug file together\n");
 }
 
 void debughint__print(const struct symbolizer *sym, FILE *f)
@@ -223,22 +233,29 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 	dpkg = !debughint__owners(paths, shown, pkgs);
 	fprintf(f, "wprof: frames without symbol names, by file:");
 	for (int i = 0; i < shown; i++) {
-		fprintf(f, "%s %s %llu (", i ? "," : "", base_name(u[i].path),
-			(unsigned long long)u[i].frames);
+		fprintf(f, "%s ", i ? "," : "");
+		put_name(f, base_name(u[i].path));
+		fprintf(f, " %llu (", (unsigned long long)u[i].frames);
 		if (u[i].not_code) {
 			fprintf(f, "addresses in its data, not code");
 		} else if (u[i].unreadable) {
-			fprintf(f, "%s could not be opened", u[i].path);
+			put_name(f, u[i].path);
+			fprintf(f, " could not be opened");
 		} else if (u[i].has_symtab) {
 			fprintf(f, "outside every function of its symbol table");
 		} else if (dpkg && pkgs[i][0]) {
 			debughint__dbg_package(pkgs[i], dbg, sizeof(dbg));
-			fprintf(f, "from %s: install %s", pkgs[i], dbg);
+			fprintf(f, "from ");
+			put_name(f, pkgs[i]);
+			fprintf(f, ": install ");
+			put_name(f, dbg);
 			packaged = true;
 		} else if (dpkg) {
-			fprintf(f, "%s is in no package: build it with -g, unstripped", u[i].path);
+			put_name(f, u[i].path);
+			fprintf(f, " is in no package: build it with -g, unstripped");
 		} else {
-			fprintf(f, "%s: its debug symbols would name them", u[i].path);
+			put_name(f, u[i].path);
+			fprintf(f, ": its debug symbols would name them");
 		}
 		fprintf(f, ")");
 	}

@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "recfile.h"
 #include "recline.h"
+#include "safestr.h"
 #include "strmap.h"
 #include "svg.h"
 #include "util.h"
@@ -59,27 +60,43 @@ static __u64 sat_add(__u64 a, __u64 b)
 
 static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w)
 {
+	/* a file's frames hold any byte but controls: made safe text, as wprof's own lines */
+	size_t safe_len = safestr__text(NULL, 0, stack, len);
+	char *safe = NULL;
 	struct diff_stack *s;
 	__u64 idx;
-	int ret = strmap__intern(d->index, stack, len, d->nr, &idx);
+	int ret;
 
-	if (ret < 0)
-		return ret;
-	if (ret == 1) {
-		if (array_reserve(&d->stacks, &d->cap, d->nr, sizeof(*d->stacks), 1024))
+	if (safe_len != len) {
+		safe = malloc(safe_len + 1);
+		if (!safe)
 			return -ENOMEM;
+		safestr__text(safe, safe_len + 1, stack, len);
+		stack = safe;
+		len = safe_len;
+	}
+	ret = strmap__intern(d->index, stack, len, d->nr, &idx);
+	if (ret < 0)
+		goto out;
+	if (ret == 1) {
+		ret = -ENOMEM;
+		if (array_reserve(&d->stacks, &d->cap, d->nr, sizeof(*d->stacks), 1024))
+			goto out;
 		s = &d->stacks[d->nr];
 		memset(s, 0, sizeof(*s));
 		s->stack = strndup(stack, len);
 		if (!s->stack)
-			return -ENOMEM;
+			goto out;
 		d->nr++;
 	}
 	s = &d->stacks[idx];
 	s->w[side] = sat_add(s->w[side], w);
 	d->total[side] = sat_add(d->total[side], w);
 	d->lines[side]++;
-	return 0;
+	ret = 0;
+out:
+	free(safe);
+	return ret;
 }
 
 /* What a file that is not folded text probably is, to say so. */

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "folded.h"
+#include "safestr.h"
 
 #define FOLDED_INIT_CAP 1024 /* slots; a short recording fits without a rehash */
 #define EMPTY_FRAME "[empty]"
@@ -71,40 +72,69 @@ size_t folded__nr(const struct folded *f)
 	return f->nr;
 }
 
-/* The one place that decides which bytes a frame may hold. */
-static char frame_char(unsigned char c)
+/*
+ * The one place that decides what a frame holds: its safe text (see
+ * safestr.h), with ';', the separator, as ':'. The piece of frame that the
+ * start of @s (@n > 0 bytes left) makes goes into @out (*@len bytes, at
+ * most 4); returns how many bytes of @s it stands for.
+ */
+static size_t frame_piece(const char *s, size_t n, char out[5], size_t *len)
 {
-	if (c == ';')
-		return ':';
-	if (c < 0x20 || c == 0x7f)
-		return '_';
-	return (char)c;
+	size_t c = safestr__char_len(s, n);
+
+	if (c == 1 && *s == ';') {
+		out[0] = ':';
+		*len = 1;
+		return 1;
+	}
+	if (c) {
+		memcpy(out, s, c);
+		*len = c;
+		return c;
+	}
+	safestr__hex(out, *s);
+	*len = 4;
+	return 1;
+}
+
+/* @s's frame into @dst (NULL: only counted); its length. */
+static size_t put_frame(char *dst, const char *s)
+{
+	size_t n = strlen(s), pos = 0;
+
+	for (size_t i = 0; i < n;) {
+		char piece[5];
+		size_t len;
+
+		i += frame_piece(s + i, n - i, piece, &len);
+		if (dst)
+			memcpy(dst + pos, piece, len);
+		pos += len;
+	}
+	return pos;
 }
 
 void folded__sanitize(char *dst, size_t size, const char *src)
 {
-	size_t i, n;
+	size_t n, pos = 0;
 
 	if (!size)
 		return;
 	if (!src || !src[0])
 		src = EMPTY_FRAME;
 	n = strlen(src);
-	if (n >= size) {
-		n = size - 1;
-		/*
-		 * Do not leave half a UTF-8 character at the end: back off
-		 * over continuation bytes (10xxxxxx) to the lead byte, and
-		 * drop that too. Plain ASCII is cut anywhere.
-		 */
-		if (n && ((unsigned char)src[n] & 0xc0) == 0x80) {
-			while (n && ((unsigned char)src[n] & 0xc0) == 0x80)
-				n--;
-		}
+	/* a name that does not fit is cut before the first piece that does not */
+	for (size_t i = 0; i < n;) {
+		char piece[5];
+		size_t len, used = frame_piece(src + i, n - i, piece, &len);
+
+		if (pos + len >= size)
+			break;
+		memcpy(dst + pos, piece, len);
+		pos += len;
+		i += used;
 	}
-	for (i = 0; i < n; i++)
-		dst[i] = frame_char(src[i]);
-	dst[n] = '\0';
+	dst[pos] = '\0';
 }
 
 /* FNV-1a, then a 64-bit finalizer so low bits (the slot index) depend on every byte. */
@@ -148,11 +178,12 @@ static int buf_reserve(struct folded *f, size_t need)
 /* Join sanitized @frames into f->buf; returns the key length or -errno. */
 static ssize_t build_key(struct folded *f, const char *const *frames, size_t nr)
 {
-	size_t i, j, len = 0, pos = 0;
+	size_t i, len = 0, pos = 0;
 	int err;
 
 	for (i = 0; i < nr; i++) {
-		size_t n = frames[i] && frames[i][0] ? strlen(frames[i]) : strlen(EMPTY_FRAME);
+		const char *s = frames[i] && frames[i][0] ? frames[i] : EMPTY_FRAME;
+		size_t n = put_frame(NULL, s);
 
 		if (len > SIZE_MAX - n - 2)
 			return -ENOMEM;
@@ -167,8 +198,7 @@ static ssize_t build_key(struct folded *f, const char *const *frames, size_t nr)
 
 		if (i)
 			f->buf[pos++] = ';';
-		for (j = 0; s[j]; j++)
-			f->buf[pos++] = frame_char(s[j]);
+		pos += put_frame(f->buf + pos, s);
 	}
 	f->buf[pos] = '\0';
 	return pos;

@@ -48,10 +48,11 @@ int folded__write(const struct folded *f, FILE *out);
 
 /*
  * Copy @src into @dst (@size bytes, always NUL-terminated when @size > 0) so
- * that it is a valid folded frame: ';' becomes ':', control characters
- * (newline, CR, tab, ...) and DEL become '_', and an empty or NULL @src
- * becomes "[empty]". Spaces and non-ASCII bytes are kept. A name that does
- * not fit is cut at a UTF-8 character boundary.
+ * that it is a valid folded frame: its safe text (safestr.h: control
+ * characters and what is not valid UTF-8 as \xNN) with ';' as ':', and
+ * "[empty]" for an empty or NULL @src. Spaces and UTF-8 characters are
+ * kept. A name that does not fit is cut before the first character or
+ * escape that does not fit (SAFESTR_SIZE(strlen(@src)) always does).
  */
 void folded__sanitize(char *dst, size_t size, const char *src);
 

@@ -14,6 +14,7 @@
 #include "gzip.h"
 #include "pprof.h"
 #include "recline.h"
+#include "safestr.h"
 #include "strmap.h"
 #include "util.h"
 
@@ -113,15 +114,38 @@ struct pprof {
 	bool last_ambiguous; /* that of the last mapping_of() */
 	char *key;          /* scratch: a location's key */
 	size_t cap_key;
+	char *safe;         /* scratch: a string as safe text */
+	size_t cap_safe;
 	int err;
 };
 
-/* The index of @s in the string table, adding it when new. */
+/*
+ * The index of @s in the string table, adding it when new: as safe text
+ * (safestr.h), since pprof's readers take its strings for UTF-8, and show
+ * them on terminals.
+ */
 static __u64 str_id(struct pprof *pp, const char *s, size_t len)
 {
-	__u64 id;
-	int ret = strmap__intern(pp->string_ids, s, len, strmap__nr(pp->string_ids), &id);
+	size_t safe_len = safestr__text(NULL, 0, s, len);
+	__u64 id = 0;
+	int ret;
 
+	if (safe_len != len) {
+		if (safe_len + 1 > pp->cap_safe) {
+			char *b = realloc(pp->safe, safe_len + 1);
+
+			if (!b) {
+				pp->err = -ENOMEM;
+				return 0;
+			}
+			pp->safe = b;
+			pp->cap_safe = safe_len + 1;
+		}
+		safestr__text(pp->safe, safe_len + 1, s, len);
+		s = pp->safe;
+		len = safe_len;
+	}
+	ret = strmap__intern(pp->string_ids, s, len, strmap__nr(pp->string_ids), &id);
 	if (ret < 0)
 		pp->err = ret;
 	if (ret == 1)
@@ -420,6 +444,7 @@ out:
 	free(pp.mappings.p);
 	free(pp.mapping_ids);
 	free(pp.key);
+	free(pp.safe);
 	free(pp.fn.p);
 	free(pp.loc.p);
 	free(pp.loc_line.p);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "safestr.h"
 #include "stackcap.h"
 #include "util.h"
 
@@ -318,7 +319,7 @@ static void put_name(struct builder *b, const char *name)
 static void note_origin(struct builder *b, __u32 pid, char (*names)[NAME_LEN], int n,
 			const struct sym_origin *so)
 {
-	char clean[NAME_LEN];
+	char clean[SAFESTR_SIZE(NAME_LEN)];
 
 	if (!so || !opts__frame_origins(b->o))
 		return;

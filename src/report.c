@@ -6,6 +6,8 @@
 #include "hmap.h"
 #include "report.h"
 #include "perfmap.h"
+#include "recline.h"
+#include "safestr.h"
 #include "stackcap.h"
 #include "util.h"
 
@@ -70,7 +72,7 @@ static void print_steal(FILE *f, __u64 steal_ns, __u64 whole_ns)
 		fprintf(f, ", steal %.1f%%", pct(steal_ns, whole_ns));
 }
 
-/* A thread, or a process of one thread, named @name. */
+/* A thread, or a process of one thread, named @name (safe text: safestr.h). */
 static void print_row(FILE *f, const char *indent, const char *what, __u32 id, const char *name,
 		      const struct thread_acct *t)
 {
@@ -277,20 +279,22 @@ static int sum_busy(const struct profile *p, struct busy *busy, size_t nr)
 	return 0;
 }
 
-/* What to call a process: enough of its command line to tell it apart, else its name. */
+/*
+ * What to call a process: enough of its command line to tell it apart, else
+ * its name; as safe text, at most 99 bytes of it. @size >= 100.
+ */
 static void proc_name(const struct recording *r, const struct thread_acct *pr, char *buf,
 		      size_t size)
 {
 	const char *cmd = recording__cmdline(r, pr->pid);
-	size_t max = size > 100 ? 100 : size;
+	size_t max = 100;
 
 	if (!cmd || !*cmd)
 		cmd = pr->comm;
-	if (strlen(cmd) < max) {
-		snprintf(buf, size, "%s", cmd);
+	if (safestr__text(buf, size, cmd, strlen(cmd)) < max)
 		return;
-	}
-	snprintf(buf, size, "%.*s...", (int)(max - 4), cmd);
+	safestr__text(buf, max - 3, cmd, strlen(cmd));
+	strcat(buf, "...");
 }
 
 /*
@@ -306,7 +310,7 @@ static void print_processes(const struct recording *r, FILE *f)
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
 	struct busy *busy = calloc(nr_procs + 1, sizeof(*busy));
-	char name[128];
+	char name[128], comm[SAFESTR_SIZE(WPROF_COMM_LEN)];
 
 	for (size_t i = 0; i < nr_procs && busy; i++) {
 		busy[i].pid = procs[i].pid;
@@ -337,7 +341,8 @@ static void print_processes(const struct recording *r, FILE *f)
 			fprintf(f, "; %zu threads idle the whole window", b->asleep);
 		fputc('\n', f);
 		for (size_t j = 0; j < n && j < SUMMARY_THREADS; j++)
-			print_row(f, "  ", "tid", threads[j]->tid, threads[j]->comm, threads[j]);
+			print_row(f, "  ", "tid", threads[j]->tid,
+				  safestr__str(comm, sizeof(comm), threads[j]->comm), threads[j]);
 		if (n > SUMMARY_THREADS)
 			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
 				n - SUMMARY_THREADS);
@@ -358,7 +363,7 @@ static void print_window(const struct recording *r, FILE *f)
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs), nr_threads = profile__threads_shown(p);
 	__u64 on_ns = 0, steal_ns = 0;
-	char date[64];
+	char date[64], target[SAFESTR_SIZE(sizeof(r->info.target))];
 
 	for (size_t i = 0; procs && i < nr_procs; i++) {
 		on_ns += procs[i].on_ns;
@@ -367,8 +372,9 @@ static void print_window(const struct recording *r, FILE *f)
 	nr_procs += p->dropped_procs;
 	free(procs);
 	rec_info__date(&r->info, date, sizeof(date));
+	safestr__str(target, sizeof(target), r->info.target[0] ? r->info.target : "?");
 	fprintf(f, "wprof: recorded %.3f s of %s from %s: %zu process%s, %zu thread%s",
-		p->window_ns / 1e9, r->info.target[0] ? r->info.target : "?", date, nr_procs,
+		p->window_ns / 1e9, target, date, nr_procs,
 		nr_procs == 1 ? "" : "es", nr_threads, nr_threads == 1 ? "" : "s");
 	if (p->threads_left_out)
 		fprintf(f, " (%llu more left out by --thread-name, --comm, --no-idle-threads)",
@@ -472,6 +478,22 @@ static void print_losses(const struct recording *r, FILE *f)
 		fprintf(f, "wprof: nothing lost\n");
 }
 
+/*
+ * The closing lines a recording keeps (the debug hints): wprof's own, but a
+ * saved recording's are whatever its file says. Each line as safe text.
+ */
+static void print_notes(const char *notes, FILE *f)
+{
+	for (const char *p = notes; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		safestr__fput(f, p, len);
+		fputc('\n', f);
+		p += len + (nl != NULL);
+	}
+}
+
 void report__summary(const struct recording *r, FILE *f)
 {
 	const struct profile *p = &r->prof;
@@ -522,17 +544,17 @@ void report__summary(const struct recording *r, FILE *f)
 			PROFILE_TOP_PROCS);
 	print_losses(r, f);
 	if (r->notes)
-		fputs(r->notes, f);
+		print_notes(r->notes, f);
 }
 
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
 {
-	char comm[WPROF_COMM_LEN];
+	char comm[SAFESTR_SIZE(WPROF_COMM_LEN)];
 
-	/* one whitespace-free column */
-	snprintf(comm, sizeof(comm), "%s", t->comm[0] ? t->comm : "?");
+	/* one whitespace-free column: safe text has no tab, no newline */
+	safestr__str(comm, sizeof(comm), t->comm[0] ? t->comm : "?");
 	for (char *c = comm; *c; c++)
-		if (*c == ' ' || *c == '\t')
+		if (*c == ' ')
 			*c = '_';
 	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f\n", pid, tid,
 		comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
@@ -574,37 +596,6 @@ int report__threads(const struct recording *r, FILE *f)
 	return 0;
 }
 
-/* A JSON string: valid UTF-8 passes, other bytes and controls are escaped. */
-static void json_str(FILE *f, const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = u[i];
-		size_t n = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : 0;
-		size_t k;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			continue;
-		}
-		if (c >= 0x20 && c < 0x7f) {
-			fputc(c, f);
-			continue;
-		}
-		for (k = 1; n && k <= n && i + k < len && (u[i + k] & 0xc0) == 0x80; k++)
-			;
-		if (n && k == n + 1) {
-			fwrite(u + i, 1, n + 1, f);
-			i += n;
-			continue;
-		}
-		fprintf(f, "\\u%04x", c);
-	}
-	fputc('"', f);
-}
-
 static void json_acct(FILE *f, const struct thread_acct *t)
 {
 	fprintf(f,
@@ -640,48 +631,31 @@ struct json_ctx {
 	bool first;
 };
 
-/* A stack line from profile__build: [TAG;]PID;TID;COMM;frames...[;TAG] */
-static int json_stack(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+static int json_frame(const char *frame, size_t len, void *ctx)
 {
 	struct json_ctx *j = ctx;
-	const char *fields[4], *p = line;
-	size_t lens[4];
-	int nf = 0;
 
-	/* the fixed fields: tag (unless at the leaf), pid, tid, comm */
-	for (int want = j->tag_leaf ? 3 : 4; nf < want; nf++) {
-		const char *semi = strchr(p, ';');
+	fputs(j->first ? "" : ", ", j->f);
+	safestr__json(j->f, frame, len);
+	j->first = false;
+	return 0;
+}
 
-		fields[nf] = p;
-		lens[nf] = semi ? (size_t)(semi - p) : strlen(p);
-		p = semi ? semi + 1 : p + lens[nf];
-	}
-	if (j->tag_leaf) {
-		const char *last = strrchr(p, ';');
+/* A stack line from profile__build: TAG;PID;TID;COMM;frames... (or --tag-leaf's order) */
+static int json_stack(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct json_ctx *j = ctx, frames = { .f = j->f, .first = true };
+	struct rec_line rl;
 
-		/* rotate: the tag is the last frame */
-		memmove(&fields[1], &fields[0], 3 * sizeof(fields[0]));
-		memmove(&lens[1], &lens[0], 3 * sizeof(lens[0]));
-		fields[0] = last ? last + 1 : p;
-		lens[0] = strlen(fields[0]);
-	}
+	/* the ids as numbers: a line is text, a saved recording's anyone's */
+	if (rec_line__split(line, j->tag_leaf, true, &rl))
+		return -EINVAL;
 	fprintf(j->f, "%s\n    {\"tag\": ", j->first ? "" : ",");
-	json_str(j->f, fields[0], lens[0]);
-	fprintf(j->f, ", \"pid\": %.*s, \"tid\": %.*s, \"comm\": ", (int)lens[1], fields[1],
-		(int)lens[2], fields[2]);
-	json_str(j->f, fields[3], lens[3]);
+	safestr__json(j->f, rl.tag.s, rl.tag.len);
+	fprintf(j->f, ", \"pid\": %u, \"tid\": %u, \"comm\": ", rl.pid, rl.tid);
+	safestr__json(j->f, rl.comm.s, rl.comm.len);
 	fprintf(j->f, ", \"frames\": [");
-	for (bool first = true; *p;) {
-		const char *semi = strchr(p, ';');
-		size_t len = semi ? (size_t)(semi - p) : strlen(p);
-
-		if (j->tag_leaf && !semi)
-			break; /* the tag */
-		fprintf(j->f, "%s", first ? "" : ", ");
-		json_str(j->f, p, len);
-		first = false;
-		p = semi ? semi + 1 : p + len;
-	}
+	rec_line__for_each_frame(rl.body.s, rl.body.len, json_frame, &frames);
 	fprintf(j->f, "], \"count\": %llu, \"total_us\": %llu, \"max_us\": %llu}",
 		(unsigned long long)count, (unsigned long long)weight, (unsigned long long)max);
 	j->first = false;
@@ -714,7 +688,7 @@ int report__json(const struct recording *r, FILE *f)
 		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
 		fprintf(f, "%s\n    {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i].pid);
-		json_str(f, procs[i].comm, strlen(procs[i].comm));
+		safestr__json(f, procs[i].comm, strlen(procs[i].comm));
 		fprintf(f, ", ");
 		json_acct(f, &procs[i]);
 		fprintf(f, ",\n     ");
@@ -723,7 +697,7 @@ int report__json(const struct recording *r, FILE *f)
 		for (size_t k = 0; k < n; k++) {
 			fprintf(f, "%s\n      {\"tid\": %u, \"comm\": ", k ? "," : "",
 				threads[k]->tid);
-			json_str(f, threads[k]->comm, strlen(threads[k]->comm));
+			safestr__json(f, threads[k]->comm, strlen(threads[k]->comm));
 			fprintf(f, ", ");
 			json_acct(f, threads[k]);
 			fprintf(f, "}");

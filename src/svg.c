@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "safestr.h"
 #include "svg.h"
 #include "svg_js.h" /* svg_js[]: src/svg.js as a C string (see the Makefile) */
 #include "util.h"
@@ -54,72 +55,14 @@ void svg__fmt_us(char *buf, size_t size, __u64 us)
 		snprintf(buf, size, "%.3f s", us / 1e6);
 }
 
-/* Length of the valid UTF-8 character at @s (@n bytes left), 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	__u32 cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] < 0xe0)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] < 0xf0)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] < 0xf5)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong, surrogates, beyond Unicode, and what XML does not allow */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-		return 0;
-	return len;
-}
-
 /*
- * @s as XML character data or attribute value: markup characters escaped,
- * bytes that are not UTF-8 (a frame name may hold any byte but ';' and
- * controls) replaced by U+FFFD, as a parser would refuse the whole file.
+ * @s as XML character data or attribute value: its safe text (a frame name
+ * of a diff's input, a title with a process's command line, may hold any
+ * byte), markup escaped.
  */
 static void put_xml(FILE *f, const char *s, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len(u + i, len - i);
-
-		if (!n) {
-			fputs("\xef\xbf\xbd", f);
-			i++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(u + i, 1, n, f);
-		} else if (u[i] == '&') {
-			fputs("&amp;", f);
-		} else if (u[i] == '<') {
-			fputs("&lt;", f);
-		} else if (u[i] == '>') {
-			fputs("&gt;", f);
-		} else if (u[i] == '"') {
-			fputs("&quot;", f);
-		} else if (u[i] == '\'') {
-			fputs("&apos;", f);
-		} else if (u[i] < 0x20 || u[i] == 0x7f) {
-			fputc('_', f); /* folded__sanitize() leaves none; a diff's input might */
-		} else {
-			fputc(u[i], f);
-		}
-		i += n;
-	}
+	safestr__xml(f, s, len);
 }
 
 static void put_str(FILE *f, const char *s)
@@ -139,7 +82,8 @@ static void put_label(FILE *f, const char *name, double w)
 	if (fit < 3)
 		return;
 	for (size_t i = 0; i < len; chars++) {
-		size_t n = utf8_len((const unsigned char *)name + i, len - i);
+		/* names are safe text already (the lines'): no byte is escaped */
+		size_t n = safestr__utf8_len(name + i, len - i);
 
 		i += n ? n : 1;
 		if (chars + 1 == fit - 2)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "safestr.h"
 #include "tphooks.h"
 #include "util.h"
 
@@ -72,7 +73,7 @@ static int scan_links(struct found *f, const char *tp)
 /* Tracepoint programs attached to perf events, found in process @pid's descriptors. */
 static int scan_fds(struct found *f, const char *tp, int pid)
 {
-	char path[64], link[64], name[64], comm[32] = "", who[64];
+	char path[64], link[64], name[64], comm[48] = "", who[80];
 	struct dirent *d;
 	DIR *dir;
 	int err = 0;
@@ -101,15 +102,15 @@ static int scan_fds(struct found *f, const char *tp, int pid)
 		    type != BPF_FD_TYPE_TRACEPOINT || strcmp(name, tp))
 			continue;
 		if (!comm[0]) {
-			FILE *c;
+			char raw[32];
+			int n;
 
 			snprintf(fdpath, sizeof(fdpath), "/proc/%d/comm", pid);
-			c = fopen(fdpath, "re");
-			if (!c || !fgets(comm, sizeof(comm), c))
-				snprintf(comm, sizeof(comm), "?");
-			comm[strcspn(comm, "\n")] = 0;
-			if (c)
-				fclose(c);
+			n = read_small_file(fdpath, raw, sizeof(raw));
+			if (n > 0 && raw[n - 1] == '\n')
+				raw[--n] = '\0';
+			/* the process's own name: on root's terminal, escaped */
+			safestr__str(comm, sizeof(comm), n > 0 ? raw : "?");
 		}
 		snprintf(who, sizeof(who), "(pid %d, %s)", pid, comm);
 		err = add_prog(f, prog_id, who);

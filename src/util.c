@@ -9,16 +9,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safestr.h"
 #include "util.h"
 
+/*
+ * One line per message, whatever the caller passed: a file or process name
+ * in it may hold a newline or a terminal's escape sequence (safestr.h).
+ */
 static void vpr(const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[1024], safe[SAFESTR_SIZE(sizeof(line))];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
 
-	vsnprintf(line, sizeof(line), fmt, ap);
-	/* one line per message, whatever the caller passed */
-	line[strcspn(line, "\n")] = '\0';
-	fprintf(stderr, "wprof: %s\n", line);
+	while (len && line[len - 1] == '\n')
+		len--;
+	safestr__text(safe, sizeof(safe), line, len);
+	fprintf(stderr, "wprof: %s\n", safe);
 }
 
 void pr_err(const char *fmt, ...)

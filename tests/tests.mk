@@ -1,10 +1,11 @@
 # Test helper programs (included by the top Makefile).
 
 # foldcheck validates wprof's output with the writer's own strict parser.
-$(OUT)/tests/tools/foldcheck: tests/tools/foldcheck.c $(OUT)/obj/folded.o src/folded.h
+FOLDCHECK_OBJS := $(OUT)/obj/folded.o $(OUT)/obj/safestr.o
+$(OUT)/tests/tools/foldcheck: tests/tools/foldcheck.c $(FOLDCHECK_OBJS) src/folded.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $< $(OUT)/obj/folded.o -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $< $(FOLDCHECK_OBJS) -o $@
 
 TEST_FIXTURES += $(OUT)/tests/tools/foldcheck
 

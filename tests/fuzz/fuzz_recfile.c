@@ -5,12 +5,28 @@
  * the input as a file's uncompressed content, gzip-compressed here so that
  * the fuzzer reaches the sections past the gzip checksum. Whatever it is,
  * the reader refuses it with a reason, or reads it; what it read, every
- * writer writes without tripping (they take apart what the reader checked).
+ * writer writes without tripping (they take apart what the reader checked),
+ * and every text it writes, the summary too, is safe text (safestr.h): the
+ * file's strings, whatever their bytes, reach no terminal or parser raw.
  */
 #include "fuzz.h"
 #include "gzip.h"
 #include "output.h"
 #include "recfile.h"
+#include "report.h"
+#include "safestr.h"
+
+/* @buf holds only characters safestr.h shows as they are, newlines and tabs. */
+static void assert_safe(const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		bool space = buf[i] == '\n' || buf[i] == '\t';
+		size_t n = space ? 1 : safestr__char_len(buf + i, len - i);
+
+		FUZZ_ASSERT(n);
+		i += n;
+	}
+}
 
 static void try(const void *data, size_t size)
 {
@@ -26,14 +42,21 @@ static void try(const void *data, size_t size)
 		FUZZ_ASSERT(!r.lines && !r.prof.threads && !r.cmdline);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+	for (size_t i = 0; i <= sizeof(formats) / sizeof(formats[0]); i++) {
+		bool summary = i == sizeof(formats) / sizeof(formats[0]);
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
 
 		FUZZ_ASSERT(f);
-		output__write(&r, formats[i], f);
+		if (summary)
+			report__summary(&r, f);
+		else
+			output__write(&r, formats[i], f);
 		fclose(f);
+		/* (pprof and a recording are binary; test_safestr checks pprof's strings) */
+		if (summary || (formats[i] != FORMAT_PPROF && formats[i] != FORMAT_WPROF))
+			assert_safe(buf, len);
 		free(buf);
 	}
 	recording__free(&r);

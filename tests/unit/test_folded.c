@@ -66,9 +66,11 @@ static void test_sanitize(void)
 	folded__sanitize(buf, sizeof(buf), "ns::f<a;b>(int)");
 	CHECK_STREQ(buf, "ns::f<a:b>(int)", "';' becomes ':'");
 	folded__sanitize(buf, sizeof(buf), "a\nb\rc\td");
-	CHECK_STREQ(buf, "a_b_c_d", "newline, CR and tab become '_'");
+	CHECK_STREQ(buf, "a\\x0ab\\x0dc\\x09d", "newline, CR and tab are shown as \\xNN");
 	folded__sanitize(buf, sizeof(buf), "x\001\037\177y");
-	CHECK_STREQ(buf, "x___y", "other control characters and DEL become '_'");
+	CHECK_STREQ(buf, "x\\x01\\x1f\\x7fy", "other control characters and DEL too");
+	folded__sanitize(buf, sizeof(buf), "c1\x9b;\xc2\x9b;\xff");
+	CHECK_STREQ(buf, "c1\\x9b:\\xc2\\x9b:\\xff", "C1, raw or in UTF-8, and invalid UTF-8 too");
 	folded__sanitize(buf, sizeof(buf), "");
 	CHECK_STREQ(buf, "[empty]", "empty name");
 	folded__sanitize(buf, sizeof(buf), NULL);
@@ -87,6 +89,10 @@ static void test_sanitize(void)
 	CHECK_STREQ(small, "abcdef", "UTF-8 character is not split");
 	folded__sanitize(small, sizeof(small), "abcd\xe2\x82\xac\xe2\x82\xac");
 	CHECK_STREQ(small, "abcd\xe2\x82\xac", "3-byte UTF-8 character is not split");
+	folded__sanitize(small, sizeof(small), "abc\x1b[2J");
+	CHECK_STREQ(small, "abc\\x1b", "an escape that fits exactly");
+	folded__sanitize(small, sizeof(small), "abcd\x1b[2J");
+	CHECK_STREQ(small, "abcd", "an escape is not split");
 
 	memset(small, 'z', sizeof(small));
 	folded__sanitize(small, 1, "abc");
@@ -150,7 +156,7 @@ static void test_sanitized_frames(void)
 		    "t;[empty] 16\n"
 		    "t;a:b 3\n"
 		    "t;a;b 4\n"
-		    "t;line1_line2;_tabbed_;[empty] 8\n",
+		    "t;line1\\x0aline2;\\x09tabbed\\x0d;[empty] 8\n",
 		    "sanitized output");
 	CHECK_EQ_S64(parse_all(text, &sum, __func__), 4, "every line parses");
 	CHECK_EQ_U64(sum, 31, "total weight kept");

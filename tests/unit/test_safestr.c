@@ -7,10 +7,22 @@
  * newlines, DEL, C1 raw and in UTF-8, overlong forms, surrogates, 0xf5-0xff,
  * characters cut short) come out as \xNN, valid text of every length
  * unchanged, and escaping twice changes nothing; JSON and XML add only their
- * own escapes.
+ * own escapes. Then a recording whose every string is hostile -- thread and
+ * process names, command lines, the target, the notes, file names, frames,
+ * one line without a tag whose "ids" would be JSON -- is saved and read
+ * back, as another user's file would be, and every format and the summary
+ * it writes are valid UTF-8 without a control character but the newline
+ * (checked here by the table, not by safestr.c), with no forged line.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gzip.h"
+#include "output.h"
+#include "recfile.h"
+#include "recline.h"
+#include "report.h"
 #include "safestr.h"
 #include "unit.h"
 #include "util.h"
@@ -45,6 +57,30 @@ static size_t ref_len(const unsigned char *s, size_t n)
 			return k;
 	}
 	return 0;
+}
+
+/*
+ * @s (@len bytes) is well-formed UTF-8 holding no control character (C0 but
+ * those in @allowed, DEL, C1) and neither U+FFFE nor U+FFFF. On failure,
+ * *@at is the offset of the first bad byte.
+ */
+static bool ref_clean(const char *s, size_t len, const char *allowed, size_t *at)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = ref_len(u + i, len - i);
+		bool ctl = n == 1 && (u[i] == 0x7f || (u[i] < 0x20 && !strchr(allowed, u[i])));
+		bool bad = !n || ctl || (n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) ||
+			   (n == 3 && u[i] == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe);
+
+		if (bad || (n == 1 && !u[i])) {
+			*at = i;
+			return false;
+		}
+		i += n;
+	}
+	return true;
 }
 
 static void test_validator(void)
@@ -171,11 +207,185 @@ static void test_writers(void)
 		    "xml: markup escaped, no control and no U+FFFE");
 }
 
+/* ---- a recording of hostile strings, saved and read back ---- */
+
+#define FORGED "\nwprof: forged"
+
+static const char *const hostile_lines[] = {
+	"on-cpu;100;101;\033]0;t\007" FORGED ";main\xc2\x9b;burn\xff",
+	"off-cpu:sleep;100;102;\033[2J\x7f\r;wait\xed\xa0\x80;f\xe0\x80\xaf",
+	/* no tag: its "ids" are text, which JSON must not take as its own */
+	"x;1, \"forged\": 2;3;c;f",
+};
+
+static void make_hostile(struct recording *r)
+{
+	static const struct thread_acct th[] = {
+		{ .pid = 100, .tid = 101, .comm = "\007" FORGED, .pcomm = "\x9b\x31m",
+		  .wall_ns = 2000000, .on_ns = 2000000, .wall_us = 2000, .on_us = 2000,
+		  .samples = 3, .selected = true },
+		{ .pid = 100, .tid = 102, .comm = "\033[2J\x7f\r\xc2\x9b\xf5", .pcomm = "\x9b\x31m",
+		  .wall_ns = 2000000, .wall_us = 2000, .blocks = 1, .max_block_ns = 2000000,
+		  .selected = true },
+	};
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->info.target, sizeof(r->info.target), "pid 100 (\033]0;x\007" FORGED ")");
+	snprintf(r->info.program, sizeof(r->info.program), "\033[2J\xff");
+	r->info.window_ns = r->prof.window_ns = 2000000;
+	r->info.period_ns = r->prof.period_ns = 10101010;
+	r->info.freq_hz = 99;
+	r->cmdline = strdup("wprof record \033[2J");
+	/* lines of their own: a file's may say anything, but act on no terminal */
+	r->notes = strdup("wprof: frames without symbol names, by file: \033]0;n\007 3\r "
+			  "notes\xc2\x9b\n");
+	r->ids = true;
+	r->procs = calloc(1, sizeof(*r->procs));
+	r->procs[0] = (struct rec_proc){ .pid = 100, .cmdline = strdup("\033]2;c\007" FORGED
+									 " cmd\xe0\x80\xaf") };
+	r->nr_procs = 1;
+	r->prof.threads = malloc(sizeof(th));
+	memcpy(r->prof.threads, th, sizeof(th));
+	r->prof.threads[1].off_ns[WPROF_OFF_SLEEP] = 2000000;
+	r->prof.threads[1].off_us[WPROF_OFF_SLEEP] = 2000;
+	r->prof.nr_threads = ARRAY_SIZE(th);
+	origins__add(&r->prof.origins, "/tmp/\033]0;lib\007" FORGED ".so\xff", "");
+	origins__note(&r->prof.origins, ORIGIN_ANY_PID, "main\\xc2\\x9b", 12, 0);
+	r->lines = folded__new();
+	for (size_t i = 0; i < ARRAY_SIZE(hostile_lines); i++) {
+		struct rec_splitter sp = {};
+
+		rec_splitter__add(&sp, r->lines, hostile_lines[i], strlen(hostile_lines[i]), 0, 0,
+				  1000, 1, 1000);
+		rec_splitter__free(&sp);
+	}
+}
+
+/* What @r writes in @format (-1: the summary), malloc'd. */
+static char *written(const struct recording *r, int format, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	int err = 0;
+
+	if (!f)
+		return NULL;
+	if (format < 0)
+		report__summary(r, f);
+	else
+		err = output__write(r, format, f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The strings of a gzipped profile.proto: field 6 of the top level. */
+static bool pprof_strings_clean(const char *gz, size_t gz_len, size_t *nr, size_t *bad)
+{
+	void *raw;
+	size_t len;
+	const unsigned char *p, *end;
+
+	*nr = *bad = 0;
+	if (gzip__read(gz, gz_len, 1 << 26, &raw, &len))
+		return false;
+	p = raw;
+	end = p + len;
+	while (p < end) {
+		__u64 key = 0, v = 0;
+		size_t at;
+
+		for (int s = 0; p < end; s += 7) {
+			key |= (__u64)(*p & 0x7f) << s;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		for (int s = 0; p < end; s += 7) {
+			v |= (__u64)(*p & 0x7f) << s;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if ((key & 7) == 2) {
+			if (v > (__u64)(end - p))
+				break;
+			if (key >> 3 == 6) {
+				(*nr)++;
+				*bad += !ref_clean((const char *)p, v, "", &at);
+			}
+			p += v;
+		} else if ((key & 7) != 0) {
+			break;
+		}
+	}
+	free(raw);
+	return p == end;
+}
+
+/* The target, the command line, a thread's name and the notes, in the summary */
+static const char *const summary_has[] = {
+	"(\\x1b]0;x\\x07\\x0awprof: forged)",
+	"(\\x1b]2;c\\x07\\x0awprof: forged cmd\\xe0\\x80\\xaf)",
+	"tid 101 (\\x07\\x0awprof: forged)",
+	"by file: \\x1b]0;n\\x07 3\\x0d notes\\xc2\\x9b\n",
+};
+
+static void test_hostile_recording(void)
+{
+	static const struct {
+		int format;
+		const char *name, *allowed;
+	} outs[] = {
+		{ FORMAT_FOLDED, "folded", "\n" }, { FORMAT_JSON, "json", "\n" },
+		{ FORMAT_THREADS, "threads", "\n" }, { FORMAT_SVG, "svg", "\n\t" },
+		{ -1, "summary", "\n" },
+	};
+	struct recording a, b;
+	char why[256], *file, *out;
+	size_t len, nr = 0, bad = 0, at = 0;
+	bool clean;
+	int err;
+
+	make_hostile(&a);
+	file = written(&a, FORMAT_WPROF, &len);
+	err = file ? recfile__parse(file, len, &b, why, sizeof(why)) : -ENOMEM;
+	free(file);
+	recording__free(&a);
+	if (!CHECK_EQ_S64(err, 0, "the hostile recording saved and read back (%s)",
+			  err ? why : "ok"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(outs); i++) {
+		out = written(&b, outs[i].format, &len);
+		if (!CHECK(out, "%s: written", outs[i].name))
+			continue;
+		clean = ref_clean(out, len, outs[i].allowed, &at);
+		snprintf(why, sizeof(why), "bad at %zu: \"%.40s\"", at, out + (clean ? 0 : at));
+		unit_report(clean, __func__, why, "%s: valid UTF-8, no control character (%zu bytes)",
+			    outs[i].name, len);
+		CHECK(!strstr(out, FORGED), "%s: no line made by a name", outs[i].name);
+		if (outs[i].format == FORMAT_JSON)
+			CHECK(!strstr(out, "\"forged\"") && strstr(out, "\"pid\": 0, \"tid\": 0"),
+			      "json: a line's text is no JSON key, its ids numbers");
+		for (size_t k = 0; outs[i].format == -1 && k < ARRAY_SIZE(summary_has); k++)
+			CHECK(strstr(out, summary_has[k]), "summary: has %s", summary_has[k]);
+		free(out);
+	}
+	out = written(&b, FORMAT_PPROF, &len);
+	clean = out && pprof_strings_clean(out, len, &nr, &bad);
+	CHECK(clean && nr > 10 && !bad, "pprof: %zu strings, %zu not valid UTF-8 free of controls",
+	      nr, bad);
+	free(out);
+	recording__free(&b);
+}
+
 int main(void)
 {
 	test_validator();
 	test_text();
 	test_cut();
 	test_writers();
+	test_hostile_recording();
 	return unit_done();
 }
