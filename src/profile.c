@@ -173,6 +173,21 @@ static int hist_sum(struct profile *p, const struct wprof_thread *th)
 	return 0;
 }
 
+/*
+ * A /proc comm file into @buf: the name, any bytes but NUL (a newline in
+ * it too: only the one the kernel ends the file with goes). False if none.
+ */
+static bool read_comm(const char *path, char *buf, size_t size)
+{
+	int n = read_small_file(path, buf, size);
+
+	if (n <= 0)
+		return false;
+	if (buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return true;
+}
+
 /* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
@@ -236,9 +251,7 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 		memcpy(t->pcomm, main->comm, sizeof(t->pcomm));
 	} else {
 		snprintf(path, sizeof(path), "/proc/%u/comm", t->pid);
-		if (read_small_file(path, comm, sizeof(comm)) > 0)
-			comm[strcspn(comm, "\n")] = '\0';
-		else
+		if (!read_comm(path, comm, sizeof(comm)))
 			snprintf(comm, sizeof(comm), "%s", t->comm);
 		memcpy(t->pcomm, comm, sizeof(t->pcomm));
 		t->pcomm[sizeof(t->pcomm) - 1] = '\0';
@@ -259,9 +272,7 @@ static struct thread_acct *sampled_thread(struct builder *b, __u32 pid, __u32 ti
 	if (!t)
 		return NULL;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	if (read_small_file(path, comm, sizeof(comm)) > 0)
-		comm[strcspn(comm, "\n")] = '\0';
-	else
+	if (!read_comm(path, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "tid-%u", tid);
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	t->samples = 1; /* so that --no-idle-threads keeps it */

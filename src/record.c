@@ -234,8 +234,9 @@ static void keep_cmdline(struct rec_proc *p)
 	n = read_small_file(path, buf, sizeof(buf));
 	if (n <= 0)
 		return;
+	/* other bytes are kept as they are: each output shows them as safestr.h says */
 	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0' || (unsigned char)buf[i] < 0x20)
+		if (buf[i] == '\0')
 			buf[i] = ' ';
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
