@@ -100,13 +100,23 @@ static size_t frame_piece(const char *s, size_t n, char out[5], size_t *len)
 /* @s's frame into @dst (NULL: only counted); its length. */
 static size_t put_frame(char *dst, const char *s)
 {
-	size_t n = strlen(s), pos = 0;
+	size_t pos = 0;
 
-	for (size_t i = 0; i < n;) {
+	for (size_t i = 0; s[i];) {
+		unsigned char c = s[i];
 		char piece[5];
 		size_t len;
 
-		i += frame_piece(s + i, n - i, piece, &len);
+		/* printable ASCII, nearly every byte of a name, without a call */
+		if (c >= 0x20 && c < 0x7f) {
+			if (dst)
+				dst[pos] = c == ';' ? ':' : c;
+			pos++;
+			i++;
+			continue;
+		}
+		/* a character is at most 4 bytes: no need to know the rest's length */
+		i += frame_piece(s + i, strnlen(s + i, 4), piece, &len);
 		if (dst)
 			memcpy(dst + pos, piece, len);
 		pos += len;

@@ -39,7 +39,11 @@ size_t safestr__utf8_len(const char *str, size_t n)
 size_t safestr__char_len(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t len = safestr__utf8_len(s, n);
+	size_t len;
+
+	if (u[0] >= 0x20 && u[0] < 0x7f)
+		return 1; /* printable ASCII: most of every name */
+	len = safestr__utf8_len(s, n);
 
 	if (len == 1)
 		return u[0] >= 0x20 && u[0] != 0x7f;
