@@ -36,7 +36,7 @@ WARN     := -Wall -Wextra $(WERROR) -Wno-unused-parameter
 CPPFLAGS := -Iinclude -Isrc -I$(OUT) -D_GNU_SOURCE
 DEPFLAGS  = -MMD -MP
 # libbpf is linked statically (Debian ships libbpf.a); the rest dynamically.
-LDLIBS   := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lz -lpthread
+LDLIBS   := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lz -llzma -lpthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -3,7 +3,7 @@
 # Only the missing ones are installed, so a ready machine pays one dpkg query.
 set -eu
 
-pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool"
+pkgs="make gcc g++ clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev bpftool"
 # libdw loads it to fetch debug info when DEBUGINFOD_URLS is set
 pkgs="$pkgs libdebuginfod1"
 # for the tests: JSON checks, a JIT workload, unshare/setpriv
