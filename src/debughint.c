@@ -10,6 +10,7 @@
 
 #include "debughint.h"
 #include "safestr.h"
+#include "zsects.h"
 
 /* Files named in the line; the rest are summed up. */
 #define MAX_SHOWN 5
@@ -212,6 +213,21 @@ static void print_refused(const struct symbolizer *sym, FILE *f)
 		"its debug file together\n");
 }
 
+/* Files whose compressed sections were not read, and the first of them. */
+static void print_inflate_refused(const struct symbolizer *sym, FILE *f)
+{
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(sym, &ss);
+	if (!ss.inflate_refused)
+		return;
+	fprintf(f, "wprof: compressed sections not read, as they would inflate to over %d times "
+		"their size or %llu MiB: %llu files, e.g. ", ZSECTS_RATIO, ZSECTS_MAX_BYTES >> 20,
+		(unsigned long long)ss.inflate_refused);
+	put_name(f, ss.inflate_refused_path ? ss.inflate_refused_path : "?");
+	fprintf(f, " (their frames named without them)\n");
+}
+
 void debughint__print(const struct symbolizer *sym, FILE *f)
 {
 	char pkgs[MAX_SHOWN][DEBUGHINT_PKG_LEN], dbg[DEBUGHINT_PKG_LEN + 16];
@@ -222,6 +238,7 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 	__u64 rest = 0;
 
 	print_refused(sym, f);
+	print_inflate_refused(sym, f);
 	if (n <= 0) {
 		free(u);
 		return;

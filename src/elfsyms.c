@@ -26,6 +26,7 @@
 #include "elfsyms.h"
 #include "hmap.h"
 #include "sectsyms.h"
+#include "zsects.h"
 
 /* Symbols this far back are checked for one that contains an address (nested symbols). */
 #define NESTED_LOOKBACK 8
@@ -70,6 +71,9 @@ struct elfsyms {
 	char **debuginfo_path;
 	unsigned int debug_refused; /* ELFSYMS_REFUSED_* of the candidates refused */
 	char *debug_refused_path;   /* the first one */
+	bool loadable;		    /* ET_EXEC or ET_DYN: what libdw may be given */
+	bool inflate_refused;	    /* compressed sections refused, of the file or a debug file */
+	char *inflate_refused_path; /* the first such file */
 	__u64 bias; /* module address - ELF vaddr */
 	struct seg *segs;
 	size_t nr_segs;
@@ -96,6 +100,8 @@ static int probe(struct elfsyms *e)
 	ssize_t len;
 
 	struct stat st;
+	GElf_Ehdr eh;
+	__u64 bytes;
 
 	if (!elf)
 		return -EINVAL;
@@ -105,12 +111,15 @@ static int probe(struct elfsyms *e)
 		elf_end(elf);
 		return -EINVAL;
 	}
+	/* libdw relocates ET_REL files as it opens them, inflating what it relocates */
+	e->loadable = gelf_getehdr(elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN);
 	len = dwelf_elf_gnu_build_id(elf, &id);
 	if (len > 0 && len <= MAX_BUILD_ID) {
 		memcpy(e->build_id, id, len);
 		e->build_id_len = len;
 	}
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	/* this look at the names must not inflate them past the bound (counted when indexed) */
+	if (elf_getshdrstrndx(elf, &shstrndx) || zsects__check(elf, ZSECTS_NAMES, &bytes))
 		shstrndx = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -188,6 +197,20 @@ unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path)
 {
 	*path = e->debug_refused_path;
 	return e->debug_refused;
+}
+
+bool elfsyms__inflate_refused(const struct elfsyms *e, const char **path)
+{
+	*path = e->inflate_refused_path;
+	return e->inflate_refused;
+}
+
+/* @path: a debug file's, NULL for @e's own */
+static void refuse_inflate(struct elfsyms *e, const char *path)
+{
+	e->inflate_refused = true;
+	if (!e->inflate_refused_path)
+		e->inflate_refused_path = strdup(path ? path : e->path); /* failing loses the example */
 }
 
 /* ---- indexing ---- */
@@ -404,6 +427,20 @@ static void refuse_debug_file(struct elfsyms *e, const char *path, unsigned int 
 }
 
 /*
+ * Whether libdw may read debug file @elf (at @path) for @use: what it would
+ * inflate stays within the bound. A refused one is remembered for the summary.
+ */
+static bool inflates_ok(struct elfsyms *e, Elf *elf, const char *path, enum zsects_use use)
+{
+	__u64 bytes;
+
+	if (!zsects__check(elf, use, &bytes))
+		return true;
+	refuse_inflate(e, path);
+	return false;
+}
+
+/*
  * Open a candidate debug file for @e, or -1: only a regular file (a FIFO or
  * a device named by another user must not hang or feed a root tool, hence
  * O_NONBLOCK) whose content the owner of @e could read anyway (world
@@ -415,7 +452,8 @@ static void refuse_debug_file(struct elfsyms *e, const char *path, unsigned int 
  * of another build (stale, or a rebuild's) would put wrong names on
  * frames: it is refused and remembered for the summary.
  */
-static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GElf_Word crc)
+static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GElf_Word crc,
+			   enum zsects_use use)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
@@ -449,6 +487,8 @@ static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GE
 		if (!ok)
 			refuse_debug_file(e, path, ELFSYMS_REFUSED_CRC);
 	}
+	if (ok && !inflates_ok(e, elf, path, use))
+		ok = false;
 	elf_end(elf);
 out:
 	if (!ok) {
@@ -459,9 +499,9 @@ out:
 }
 
 static int try_debug_file(struct elfsyms *e, char *path, bool by_link, GElf_Word crc,
-			  char **found)
+			  enum zsects_use use, char **found)
 {
-	int fd = path ? open_debug_file(e, path, by_link, crc) : -1;
+	int fd = path ? open_debug_file(e, path, by_link, crc, use) : -1;
 
 	if (fd >= 0)
 		*found = path;
@@ -485,10 +525,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 {
 	struct elfsyms *e = *userdata;
 	char *dirs, *dir, *rest, *fdir, *copy, *path;
+	enum zsects_use use;
 	int fd = -1;
+	bool ok;
+	Elf *elf;
 
 	if (!e || !*e->debuginfo_path)
 		return -1;
+	/* the DWARF side's module reads DWARF; the indexing one, symbols */
+	use = mod == e->mod ? ZSECTS_DWARF : ZSECTS_SYMBOLS;
 	if (debuglink && (strchr(debuglink, '/') || !strcmp(debuglink, ".") ||
 			  !strcmp(debuglink, "..") || !debuglink[0]))
 		debuglink = NULL;
@@ -506,7 +551,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 				sprintf(hex + 2 * i, "%02x", e->build_id[i]);
 			if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2) < 0)
 				path = NULL;
-			fd = try_debug_file(e, path, false, 0, debuginfo_file_name);
+			fd = try_debug_file(e, path, false, 0, use, debuginfo_file_name);
 		}
 		if (fd >= 0 || !debuglink || !fdir)
 			continue;
@@ -516,7 +561,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		else if (dir[0] != '/' &&
 			 asprintf(&path, "%s/%s%s%s", fdir, dir, dir[0] ? "/" : "", debuglink) < 0)
 			path = NULL;
-		fd = try_debug_file(e, path, true, crc, debuginfo_file_name);
+		fd = try_debug_file(e, path, true, crc, use, debuginfo_file_name);
 	}
 	free(dirs);
 	free(copy);
@@ -526,16 +571,36 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	 * Without a file name or debuglink, libdw's search is by build-id
 	 * alone (with one it would also try "FILE.debug" next to FILE).
 	 */
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL, NULL, 0,
-					    debuginfo_file_name);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL, NULL, 0,
+					  debuginfo_file_name);
+	if (fd < 0)
+		return fd;
+	/* not ELF, libdw would try to decompress the whole file */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = elf && elf_kind(elf) == ELF_K_ELF && inflates_ok(e, elf, *debuginfo_file_name, use);
+	if (elf)
+		elf_end(elf);
+	if (ok)
+		return fd;
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = NULL;
+	return -1;
 }
 
-/* A Dwfl holding just this file, reported at 0: module addresses are the ELF's vaddrs. */
-static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
+/*
+ * A Dwfl holding just this file, reported at 0: module addresses are the
+ * ELF's vaddrs. Its compressed sections are bounded for @use first, in
+ * libdw's own view of the file.
+ */
+static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl, enum zsects_use use)
 {
 	Dwfl_Module *mod;
+	GElf_Addr bias;
+	Elf *elf;
+	int err;
 
-	*dwfl = dwfl_begin(&e->callbacks);
+	*dwfl = e->loadable ? dwfl_begin(&e->callbacks) : NULL;
 	if (!*dwfl)
 		return NULL;
 	mod = dwfl_report_elf(*dwfl, e->base, e->path, e->fd, 0, true);
@@ -549,7 +614,11 @@ static Dwfl_Module *report(struct elfsyms *e, Dwfl **dwfl)
 	}
 	if (dwfl_report_end(*dwfl, NULL, NULL) || !mod)
 		return NULL;
-	return mod;
+	elf = dwfl_module_getelf(mod, &bias);
+	err = elf ? zsects__guard(elf, use) : -EINVAL;
+	if (err > 0)
+		refuse_inflate(e, NULL);
+	return err < 0 ? NULL : mod;
 }
 
 void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
@@ -580,7 +649,7 @@ void elfsyms__index(struct elfsyms *e, char **debuginfo_path, bool keep_fd)
 		return;
 	if (keep_fd)
 		fd = dup(e->fd); /* for DWARF later: this one goes to libdw now */
-	mod = report(e, &dwfl);
+	mod = report(e, &dwfl, ZSECTS_SYMBOLS);
 	if (!mod)
 		goto cleanup;
 	elf = dwfl_module_getelf(mod, &bias);
@@ -685,7 +754,7 @@ static Dwfl_Module *open_dwarf(struct elfsyms *e)
 	if (!e->dwarf_tried) {
 		e->dwarf_tried = true;
 		if (e->fd >= 0)
-			e->mod = report(e, &e->dwfl);
+			e->mod = report(e, &e->dwfl, ZSECTS_DWARF);
 	}
 	return e->mod;
 }
@@ -766,6 +835,7 @@ void elfsyms__free(struct elfsyms *e)
 	dwinline__free(e->dwi);
 	dwfl_end(e->dwfl);
 	free(e->debug_refused_path);
+	free(e->inflate_refused_path);
 	for (i = 0; e->demangled && i < e->nr_syms; i++)
 		if (e->demangled[i] != NOT_MANGLED)
 			free(e->demangled[i]);

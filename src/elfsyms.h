@@ -66,6 +66,14 @@ bool elfsyms__holds_fd(const struct elfsyms *e);
 unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path);
 
 /*
+ * Whether compressed sections of @e's file, or a debug file found for it,
+ * were not read because they would inflate past the bound (see zsects.h),
+ * and the first such file in @path (NULL if none, or not known). Known once
+ * indexed, and again once DWARF is read.
+ */
+bool elfsyms__inflate_refused(const struct elfsyms *e, const char **path);
+
+/*
  * Read the segments and the symbol table; once. @debuginfo_path is libdw's
  * search path (see Dwfl_Callbacks), and must stay valid while @e lives.
  * @keep_fd: keep the file open for elfsyms__inlines(), else close it now.

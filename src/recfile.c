@@ -83,6 +83,7 @@ static const size_t sym_counters[] = {
 	F(struct symbolizer_stats, debug_build_id_mismatch),
 	F(struct symbolizer_stats, debug_crc_mismatch),
 	F(struct symbolizer_stats, debug_too_big),
+	F(struct symbolizer_stats, inflate_refused),
 };
 static const size_t unw_counters[] = {
 	F(struct unwtab_stats, files),          F(struct unwtab_stats, files_no_cfi),
@@ -90,6 +91,7 @@ static const size_t unw_counters[] = {
 	F(struct unwtab_stats, procs),          F(struct unwtab_stats, procs_failed),
 	F(struct unwtab_stats, maps_truncated), F(struct unwtab_stats, build_ns),
 	F(struct unwtab_stats, files_cfi_refused),
+	F(struct unwtab_stats, files_inflate_refused),
 };
 #undef F
 

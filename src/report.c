@@ -10,6 +10,7 @@
 #include "safestr.h"
 #include "stackcap.h"
 #include "util.h"
+#include "zsects.h"
 
 /* Every loss counter, by name, for the summary and the JSON report. */
 struct loss {
@@ -17,7 +18,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 27 };
+enum { NR_LOSSES = 28 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS PROFILE_TOP_PROCS
@@ -58,6 +59,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "thread_slot_busy", st[WPROF_STAT_SLOT_BUSY] };
 	out[i++] = (struct loss){ "late_keys", p->late_keys };
 	out[i++] = (struct loss){ "stacks_cut_on_read", p->stacks_cut_on_read };
+	out[i++] = (struct loss){ "compressed_files_refused", r->sym.inflate_refused };
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -147,6 +149,11 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 	if (p->unw.files_cfi_refused)
 		fprintf(f, "; %llu files' CFI refused: it names registers no CPU has (walked by "
 			"frame pointers)", (unsigned long long)p->unw.files_cfi_refused);
+	if (p->unw.files_inflate_refused)
+		fprintf(f, "; %llu files' compressed sections not read: they would inflate to over "
+			"%d times their size or %llu MiB (walked without them)",
+			(unsigned long long)p->unw.files_inflate_refused, ZSECTS_RATIO,
+			ZSECTS_MAX_BYTES >> 20);
 	fputc('\n', f);
 	if (!st[WPROF_STAT_USTACK_CUT])
 		return;
@@ -449,6 +456,8 @@ static const struct {
 		       "were added up while recording (report it: it should not happen)" },
 	{ "stacks_cut_on_read", "stacks of the file cut to " STACKCAP_WORDS " when read, the "
 				"frame " STACKCAP_MARK " in place of the rest" },
+	{ "compressed_files_refused", "files whose compressed sections were not read: they "
+				      "would inflate too much (see the compressed sections line)" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */

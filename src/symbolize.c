@@ -1136,10 +1136,21 @@ int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
-	if (s)
-		*st = s->stats;
-	else
-		memset(st, 0, sizeof(*st));
+	memset(st, 0, sizeof(*st));
+	if (!s)
+		return;
+	*st = s->stats;
+	/* refused when indexed, or later when its DWARF was first read */
+	for (size_t i = 0; i < s->nr_files; i++) {
+		const struct elfsyms *es = s->all_files[i]->es;
+		const char *path;
+
+		if (!es || !elfsyms__inflate_refused(es, &path))
+			continue;
+		st->inflate_refused++;
+		if (!st->inflate_refused_path)
+			st->inflate_refused_path = path;
+	}
 }
 
 int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)

@@ -200,6 +200,13 @@ struct symbolizer_stats {
 	 */
 	__u64 debug_build_id_mismatch, debug_crc_mismatch, debug_too_big;
 	const char *debug_refused_path;
+	/*
+	 * ELF files whose compressed sections (or whose debug file) were not
+	 * read: they would inflate past the bound of zsects.h. The first one,
+	 * valid while the symbolizer lives.
+	 */
+	__u64 inflate_refused;
+	const char *inflate_refused_path;
 	__u64 jit_maps;	     /* processes whose perf map named something */
 	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */
 	__u64 jit_truncated; /* perf maps read only up to PERFMAP_MAX_BYTES */

@@ -26,6 +26,7 @@
 #include "procmaps.h"
 #include "unwtab.h"
 #include "util.h"
+#include "zsects.h"
 
 #define REG_FP 6  /* rbp */
 #define REG_SP 7  /* rsp */
@@ -874,6 +875,7 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 {
 	struct timespec t0, t1;
 	size_t before = u->nr_rows;
+	int guard;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	read_loads(elf, f);
@@ -881,7 +883,11 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 	for (int i = 0; i < f->nr_loads; i++)
 		if (f->loads[i].vaddr < f->base)
 			f->base = f->loads[i].vaddr;
-	f->err = unwtab__build_rows(elf, &u->rows, &u->nr_rows, &u->cap_rows, &f->base);
+	/* libdw's DWARF reader would inflate every compressed section: only .debug_frame is read */
+	guard = zsects__guard(elf, ZSECTS_CFI);
+	u->st.files_inflate_refused += guard > 0; /* walked by .eh_frame alone */
+	f->err = guard < 0 ? -ENOENT :
+			     unwtab__build_rows(elf, &u->rows, &u->nr_rows, &u->cap_rows, &f->base);
 	if (f->err == -EBADMSG) { /* refused: counted, and walked as code without CFI */
 		u->st.files_cfi_refused++;
 		f->err = -ENOENT;

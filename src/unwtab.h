@@ -35,6 +35,8 @@ struct unwtab_stats {
 	__u64 maps_truncated; /* processes with more than WPROF_MAX_EXEC_MAPS executable maps */
 	__u64 build_ns;       /* time spent building rows */
 	__u64 files_cfi_refused; /* ... whose CFI names registers no CPU has: frame-pointer steps */
+	/* ... whose .debug_frame would inflate past the bound of zsects.h: not read */
+	__u64 files_inflate_refused;
 };
 
 struct unwtab *unwtab__new(void); /* NULL and errno on failure */

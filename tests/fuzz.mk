@@ -11,14 +11,14 @@ FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter
 # what the parsers under test are made of (src/unwtab.c is included by its harness)
-FUZZ_MODS    := safestr folded foldread stackcap perfmap procmaps proclive kallsyms elfsyms sectsyms demangle demangle_v0 dwinline hmap util
+FUZZ_MODS    := safestr folded foldread stackcap perfmap procmaps proclive kallsyms elfsyms sectsyms zsects demangle demangle_v0 dwinline hmap util
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report svg \
 		flame pprof strmap origins
 FUZZ_OBJS    := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_MODS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
-FUZZ_LDLIBS  := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lz -lpthread -ldl
+FUZZ_LDLIBS  := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lz -llzma -lpthread -ldl
 FUZZ_SECONDS ?= 20
 
 $(FUZZ_DIR)/obj/%.o: src/%.c

@@ -134,13 +134,22 @@ seeds_demangle()
 }
 
 # ELF files: with symbols and DWARF (inlined calls), stripped, a debug file,
-# a shared library and its debug link, a system library, the vDSO.
+# a shared library and its debug link, a system library, the vDSO; DWARF
+# compressed (SHF_COMPRESSED, and GNU's .zdebug_*), and a MiniDebugInfo.
 seeds_elf()
 {
-	seed_copy "$1" "$OUT/tests/workloads/sleepburn" "$OUT/tests/workloads/sym_inline" \
+	local sb=$OUT/tests/workloads/sleepburn
+
+	seed_copy "$1" "$sb" "$OUT/tests/workloads/sym_inline" \
 		"$OUT/tests/sym/stripped/sleepburn" "$OUT/tests/sym/debuglink/libsymcall.so" \
 		"$OUT/tests/sym/debuglink/sym_call.debug" "$OUT/tests/sym/call/libsymcall.so" \
 		/usr/lib/x86_64-linux-gnu/libattr.so.1
+	objcopy --compress-debug-sections=zlib "$sb" "$1/zlib" 2>/dev/null
+	objcopy --compress-debug-sections=zlib-gnu "$sb" "$1/zlib-gnu" 2>/dev/null
+	objcopy --only-keep-debug --strip-debug "$sb" "$1/mini.elf" 2>/dev/null &&
+		xz -c "$1/mini.elf" >"$1/mini.xz" && strip --strip-all -o "$1/mini.s" "$sb" &&
+		objcopy --add-section .gnu_debugdata="$1/mini.xz" "$1/mini.s" "$1/minidebuginfo"
+	rm -f "$1/mini.elf" "$1/mini.xz" "$1/mini.s"
 	python3 -c '
 import sys
 for l in open("/proc/self/maps"):
