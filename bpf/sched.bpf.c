@@ -535,7 +535,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	now = not_before_last(th, now);
 	if (th->oncpu_since_ns) {
 		add_on(th, th->oncpu_since_ns, now);
-		steal_add(th, th->oncpu_since_ns, now, task_steal_ns(prev, typed));
+		steal_end(th, prev, th->oncpu_since_ns, now, typed);
 	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
 		add_on(th, th->first_ns, now);
 	} else {
@@ -664,7 +664,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	}
 	th->oncpu_since_ns = now;
 	th->exec_in = TASK_READ(next, se.sum_exec_runtime, typed);
-	th->steal_in = task_steal_ns(next, typed);
+	steal_begin(th, next, typed);
 	/* a pending interval has only just been set: it is this one */
 	if (typed && resume_walk && !resume_task_work)
 		resume_expect(tid, th->pend.start != 0);
@@ -1048,7 +1048,7 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 		th->first_ns = now;
 		th->oncpu_since_ns = now;
 		th->exec_in = TASK_READ(p, se.sum_exec_runtime, typed);
-		th->steal_in = task_steal_ns(p, typed);
+		steal_begin(th, p, typed);
 	}
 	return 0;
 }
@@ -1109,7 +1109,7 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 	close_interval(ctx, th, now, unseen_wake(th, now, delay), NULL, true);
 	th->oncpu_since_ns = now;
 	th->exec_in = bpf_get_current_task_btf()->se.sum_exec_runtime;
-	th->steal_in = task_steal_ns(bpf_get_current_task_btf(), true);
+	steal_begin(th, bpf_get_current_task_btf(), true);
 }
 
 /*

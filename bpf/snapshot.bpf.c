@@ -77,7 +77,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	if (task->on_cpu) {
 		th->oncpu_since_ns = th->first_ns;
 		th->exec_in = task->se.sum_exec_runtime;
-		th->steal_in = task_steal_ns(task, true);
+		steal_begin(th, task, true);
 	} else {
 		th->off_since_ns = th->first_ns;
 		th->off_state = off_state(false, state);
@@ -144,9 +144,12 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	if (pend) /* walked while the interval was pending: the thread had not resumed */
 		settle_pending(th, pend, user_stacks ? task_user_stack(task) : 0,
 			       WPROF_STAT_USER_LATE);
-	/* a run still going: its steal up to now (the window's part of it) */
-	if (th->oncpu_since_ns && !th->exit_ns)
-		steal_add(th, th->oncpu_since_ns, window_end_ns, task_steal_ns(task, true));
+	/*
+	 * A run still going: its steal up to now (the window's part of it).
+	 * Not one whose switch-out went unseen: the task is off the CPU.
+	 */
+	if (th->oncpu_since_ns && !th->exit_ns && task->on_cpu)
+		steal_end(th, task, th->oncpu_since_ns, window_end_ns, true);
 	gen = th->off_since_ns;
 	if (!gen || th->exit_ns)
 		return 0;

@@ -88,35 +88,58 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t, bool typed)
  * as of its last clock update (__schedule() updates it before sched_switch).
  * A run's steal is its growth from the switch-in to the switch-out.
  */
-static __always_inline __u64 rq_steal_ns(struct rq *rq, bool typed)
+/* The field exists only with CONFIG_PARAVIRT_TIME_ACCOUNTING: a flavor, checked at load. */
+struct rq___steal {
+	u64 prev_steal_time_rq;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 rq_steal_ns(struct rq *rq)
 {
-	if (!bpf_core_field_exists(rq->prev_steal_time_rq))
+	struct rq___steal *r = (struct rq___steal *)rq;
+
+	if (!bpf_core_field_exists(r->prev_steal_time_rq))
 		return 0;
-	return typed ? rq->prev_steal_time_rq : BPF_CORE_READ(rq, prev_steal_time_rq);
+	return BPF_CORE_READ(r, prev_steal_time_rq);
 }
 
 /*
- * The steal clock of the CPU task @t is on (is about to run on, or last ran
- * on), through its run queue (see task_rq_of()); 0 where not accounted.
+ * The thread of @th, task @t, gets a CPU: that CPU's steal clock then, and
+ * which CPU it is, through the task's run queue (see task_rq_of()).
  */
-static __always_inline __u64 task_steal_ns(struct task_struct *t, bool typed)
+static __always_inline void steal_begin(struct wprof_thread *th, struct task_struct *t, bool typed)
 {
+	struct rq *rq;
+
 	if (!steal_time)
-		return 0;
-	return rq_steal_ns(task_rq_of(t, typed), typed);
+		return;
+	rq = task_rq_of(t, typed);
+	th->steal_cpu = typed ? rq->cpu : BPF_CORE_READ(rq, cpu);
+	th->steal_in = rq_steal_ns(rq);
 }
 
 /*
- * The run of @th from `from` to `to` ends with its CPU's steal clock at
- * `steal`: its steal, the window's part of it, goes to off_ns[WPROF_STEAL].
- * The switch-in's reading is taken by exchange, and the sum added
- * atomically: the window-end iterator closes a run still going on another
- * CPU, where that run's own switch-out may come at the same time.
+ * The run of @th from `from` to `to`, by task @t, ends: its steal, the growth
+ * of its CPU's steal clock, the window's part of it, goes to
+ * off_ns[WPROF_STEAL]. Only where @t is on the CPU the clock was read on as
+ * it got it: a switch the kernel gave no event for can leave a run open on
+ * one CPU while the task runs on another, and CPUs' clocks differ. The
+ * switch-in's reading is taken by exchange, and the sum added atomically:
+ * the window-end iterator closes a run still going on another CPU, where
+ * that run's own switch-out may come at the same time.
  */
-static __always_inline void steal_add(struct wprof_thread *th, __u64 from, __u64 to, __u64 steal)
+static __always_inline void steal_end(struct wprof_thread *th, struct task_struct *t, __u64 from,
+				      __u64 to, bool typed)
 {
-	__u64 in = __sync_lock_test_and_set(&th->steal_in, 0), part, len;
+	struct rq *rq;
+	__u64 in, steal, part, len;
 
+	if (!steal_time)
+		return;
+	rq = task_rq_of(t, typed);
+	if ((typed ? rq->cpu : BPF_CORE_READ(rq, cpu)) != th->steal_cpu)
+		return;
+	steal = rq_steal_ns(rq);
+	in = __sync_lock_test_and_set(&th->steal_in, 0);
 	if (!in || steal <= in || to <= from || !window_open())
 		return;
 	steal -= in;

@@ -177,6 +177,8 @@ struct wprof_thread {
 	__u64 exec_in;
 	/* its CPU's steal clock (rq->prev_steal_time_rq) as it got the CPU; 0: unknown */
 	__u64 steal_in;
+	__u32 steal_cpu;      /* ... and which CPU that was */
+	__u32 steal_pad;
 	__u64 blocks;         /* intervals in SLEEP or DISK */
 	__u64 max_block_ns;   /* longest of them (blocked part) */
 	/* exact totals, whatever the stack maps and filters keep (and the steal in its runs) */

@@ -257,7 +257,7 @@ static void finish_thread(const struct profile *p, const struct record_opts *o,
 		t->pcomm[sizeof(t->pcomm) - 1] = '\0';
 	}
 	/* before add_count(): sampled_thread() sets samples to 1 for a thread only samples saw */
-	t->idle = t->on_ns == 0 && t->samples == 0;
+	t->idle = t->on_ns == 0 && t->off_ns[WPROF_STEAL] == 0 && t->samples == 0;
 	t->selected = profile__selects(t, o->thread_glob, o->comm_glob, o->no_idle_threads);
 }
 
@@ -443,7 +443,9 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 
 static const char *tag_of(const struct record_opts *o, __u32 state)
 {
-	return state != WPROF_ON_CPU && o->no_states ? "off-cpu" : state_tags[state];
+	/* --no-states folds the off-CPU states; steal is none of them */
+	return state != WPROF_ON_CPU && state != WPROF_STEAL && o->no_states ? "off-cpu" :
+										 state_tags[state];
 }
 
 /* Start a line: TAG (unless at the leaf), [PID, TID for json], COMM, stacks. */
@@ -750,7 +752,7 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 	}
 	if (state == WPROF_STEAL) {
 		total = t ? t->off_us[WPROF_STEAL] : 0;
-	} else if (on && t && t->on_ns) {
+	} else if (on && t && (t->on_ns || t->off_ns[WPROF_STEAL])) {
 		total = t->on_us;
 	} else if (on) {
 		total = ns_to_us(samples * b->p->period_ns);

@@ -33,7 +33,8 @@
 
 #include "recording.h"
 
-#define RECFILE_VERSION 1
+/* 2: threads have five states (steal); version 1's four are read too */
+#define RECFILE_VERSION 2
 /* The uncompressed content's first bytes. */
 #define RECFILE_MAGIC "WPROFREC"
 #define RECFILE_MAGIC_LEN 8

@@ -543,11 +543,6 @@ static const char *record_loop(struct recorder *r)
 	}
 }
 
-/*
- * -F above kernel.perf_event_max_sample_rate would be throttled to it, a
- * rate the run did not ask for: refused, as a usage error. Where the limit
- * cannot be read, the kernel's own 10 us floor (the CLI's 100 kHz) is all.
- */
 /* Whether the machine has had steal time at all (/proc/stat's steal column), since boot. */
 static bool machine_has_steal(void)
 {
@@ -573,6 +568,11 @@ static void note_no_steal(const struct recorder *r)
 		"CONFIG_FAIR_GROUP_SCHED); on-CPU time includes it");
 }
 
+/*
+ * -F above kernel.perf_event_max_sample_rate would be throttled to it, a
+ * rate the run did not ask for: refused, as a usage error. Where the limit
+ * cannot be read, the kernel's own 10 us floor (the CLI's 100 kHz) is all.
+ */
 static int check_freq(const struct record_opts *o)
 {
 	__u64 max_hz;

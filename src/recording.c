@@ -94,11 +94,11 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 			continue;
 		selected++;
 		/* as profile__build() counts them, over the selected threads */
-		if (t->on_us && !t->samples) {
+		if ((t->on_us || t->off_us[WPROF_STEAL]) && !t->samples) {
 			p->unsampled_threads++;
-			p->unsampled_us += t->on_us;
+			p->unsampled_us += t->on_us + t->off_us[WPROF_STEAL];
 		}
-		p->untimed_threads += !t->on_ns && t->samples;
+		p->untimed_threads += !t->on_ns && !t->off_ns[WPROF_STEAL] && t->samples;
 	}
 	p->threads_left_out = p->nr_threads - selected;
 	c.out = folded__new();

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Steal: time the hypervisor ran something else while a thread was current
-# on a vCPU. A spinner pinned alone to the last CPU is recorded 10 s
-# (wprof and this script on CPU 0). Ground truth, read when wprof says its
+# on a vCPU. A spinner pinned to the last CPU, real-time (SCHED_FIFO) so that
+# it has that CPU nearly to itself on a busy machine too (the kernel keeps 5%
+# for the rest), is recorded 10 s (wprof and this script on CPU 0). Ground truth, read when wprof says its
 # window is open and 10 s later, scaled to the window:
 # - the kernel's schedstat of the spinner: its run time leaves steal out, and
 #   it never sleeps, so the window less its run and run-queue wait is its
@@ -12,11 +13,12 @@
 #   CPU had, nearly all while the spinner ran.
 # Checks:
 # - on-CPU + steal + runqueue = the window (it never blocks), to 1 ms;
-# - on-CPU time = schedstat's run time, within 1% of the window (steal, kept
-#   out, is what used to make on-CPU exceed it);
+# - on-CPU time = schedstat's run time, within 20 ms (steal, kept out, is
+#   what used to make on-CPU exceed it);
 # - steal within 10% (at least 20 ms) of the steal schedstat leaves, and of
-#   /proc/stat's growth, where the spinner had its CPU to itself (waited for it
-#   less than 5% of the window); else at most /proc/stat's growth;
+#   /proc/stat's growth, where the spinner had its CPU nearly to itself (waited
+#   for it less than 10% of the window: it always should); else at most
+#   /proc/stat's growth;
 # - the steal lines are the spinner's on-CPU stacks (spin_until), and add up
 #   to steal_us;
 # - WPROF_STEAL=off: no steal lines, steal_us 0.
@@ -37,6 +39,7 @@ wait_line "$TMP/runq.log" '^ready$' 10 || fatal "runq did not start"
 tid=$(awk '$2 == "spin0" { print $1 }' <(ps -L -o tid=,comm= -p "$BG_PID"))
 [ -n "$tid" ] || fatal "no spin0 thread in runq"
 taskset -p -c "$spin_cpu" "$tid" >/dev/null || fatal "cannot pin spin0 to CPU $spin_cpu"
+chrt -f -p 1 "$tid" || fatal "cannot make spin0 real-time"
 
 # measure OUT.json ENV...: records the spinner with ENV set; prints the
 # ground truth "scale run_ns delay_ns procstat_steal_ns" over the window
@@ -97,8 +100,8 @@ log "window $window us (reads $span s apart, scale $scale); wprof: on-CPU $on, s
 
 check_near "on-CPU + steal + runqueue = the window (us)" "$((on + steal + rq))" "$window" 1000
 check "it never blocked (sleep $sleep, disk $disk)" test "$((sleep + disk))" -eq 0
-check_near "on-CPU vs schedstat's run time, 1% of the window (us)" "$on" "$run_us" \
-	"$(calc "0.01 * $window")"
+# each read of a running thread's schedstat lags by a tick at most
+check_near "on-CPU vs schedstat's run time (us)" "$on" "$run_us" 20000
 check "steal lines add up to steal_us ($st_lines vs $steal)" test "$st_lines" -eq "$steal"
 check "on-cpu lines add up to on_cpu_us ($on_lines vs $on)" test "$on_lines" -eq "$on"
 check_ge "share of the steal lines under spin_until (%)" \
@@ -110,14 +113,14 @@ check_le "steal vs /proc/stat's steal growth of CPU $spin_cpu + 20 ms (us)" "$st
 # schedstat's reads are off by a tick at most; sharing it (a busy machine),
 # the others' runs have their share of the steal, and a read while it waits
 # lacks that wait: the two-sided checks need it alone.
-if [ "$(calc "($rq < 0.05 * $window)")" = 1.0000 ]; then
+if [ "$(calc "($rq < 0.1 * $window)")" = 1.0000 ]; then
 	bound=$(calc "($truth * 0.1 > 20000) ? $truth * 0.1 : 20000")
 	check_near "steal vs the window less schedstat's run and wait (us)" "$steal" "$truth" "$bound"
 	bound=$(calc "($pst_us * 0.1 > 20000) ? $pst_us * 0.1 : 20000")
 	check_near "steal vs /proc/stat's steal growth of CPU $spin_cpu (us)" "$steal" "$pst_us" \
 		"$bound"
 else
-	log "CPU $spin_cpu was shared (the spinner waited $rq us for it): steal compared one way"
+	not_ok "CPU $spin_cpu was shared although the spinner is real-time (it waited $rq us): steal compared one way"
 fi
 
 measure "$TMP/off.json" WPROF_STEAL=off >/dev/null 2>"$TMP/off.err" ||
