@@ -53,6 +53,16 @@ size_t safestr__char_len(const char *s, size_t n)
 	/* U+FFFE, U+FFFF: not characters, and not allowed in XML */
 	if (len == 3 && u[0] == 0xef && u[1] == 0xbf && u[2] >= 0xbe)
 		return 0;
+	/*
+	 * Invisible format characters that reorder or hide what follows on a
+	 * terminal: U+061C, U+200B-U+200F, U+2028-U+202E, U+2060-U+206F, U+FEFF
+	 */
+	if ((len == 2 && u[0] == 0xd8 && u[1] == 0x9c) ||
+	    (len == 3 && u[0] == 0xe2 && u[1] == 0x80 &&
+	     ((u[2] >= 0x8b && u[2] <= 0x8f) || (u[2] >= 0xa8 && u[2] <= 0xae))) ||
+	    (len == 3 && u[0] == 0xe2 && u[1] == 0x81 && u[2] >= 0xa0 && u[2] <= 0xaf) ||
+	    (len == 3 && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf))
+		return 0;
 	return len;
 }
 

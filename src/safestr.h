@@ -6,8 +6,10 @@
  *
  *	valid UTF-8 is shown as it is; each byte of a control character (C0,
  *	DEL, C1, raw or encoded as UTF-8), of U+FFFE or U+FFFF (which XML
- *	refuses), or that is not part of valid UTF-8 (a stray byte, 0xf5-0xff,
- *	an overlong form, a surrogate, a character cut short) is shown as the
+ *	refuses), of an invisible format character that reorders or hides text
+ *	(bidi controls, zero-width ones, line and paragraph separators, the
+ *	BOM), or that is not part of valid UTF-8 (a stray byte, 0xf5-0xff, an
+ *	overlong form, a surrogate, a character cut short) is shown as the
  *	four characters \xNN (lowercase hex).
  *
  * The result is valid UTF-8 that no terminal acts on, and escaping it

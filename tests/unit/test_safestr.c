@@ -148,6 +148,14 @@ static void test_text(void)
 		{ "\xef\xbf\xbd", "\xef\xbf\xbd", "U+FFFD passes" },
 		{ "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf", "U+10FFFF passes" },
 		{ "a\\x1b b;c", "a\\x1b b;c", "backslash, space, ';' as they are" },
+		{ "gpj.\xe2\x80\xae" "exe", "gpj.\\xe2\\x80\\xaeexe", "U+202E, right-to-left override" },
+		{ "\xe2\x81\xa6x\xe2\x81\xa9", "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9",
+		  "U+2066, U+2069: bidi isolates" },
+		{ "a\xe2\x80\x8b" "b\xe2\x80\xa8", "a\\xe2\\x80\\x8bb\\xe2\\x80\\xa8",
+		  "zero-width space, line separator" },
+		{ "\xef\xbb\xbfx\xd8\x9c", "\\xef\\xbb\\xbfx\\xd8\\x9c", "BOM, Arabic letter mark" },
+		{ "\xe2\x80\x90\xe2\x80\xb0", "\xe2\x80\x90\xe2\x80\xb0",
+		  "U+2010 hyphen, U+2030 per mille pass" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
