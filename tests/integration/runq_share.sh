@@ -21,7 +21,7 @@
 #   holds.
 # - sleep + disk share <= 1 point: the only block is the start barrier
 #   (until the siblings exist, ~1 ms).
-# - wall_us = on + runqueue + sleep + disk within 0.1%: one thread's time
+# - wall_us = on + steal + runqueue + sleep + disk within 0.1%: one thread's time
 #   split into states, nothing lost or counted twice.
 # - >= 90% of each spinner's runqueue stack weight in spin_until (it is
 #   preempted there; the rest: in the clock read or the barrier wakeup).
@@ -38,18 +38,18 @@ check_wprof_ok rec
 check_json "$TMP/out.json"
 
 while read -r name tid run_ns wait_ns wall_ns; do
-	read -r wall on rq sl dk <<<"$(json_eval "$TMP/out.json" \
-		'" ".join(str(thread("'"$name"'")[k]) for k in ("wall_us", "on_cpu_us", "runqueue_us", "sleep_us", "disk_us"))')"
+	read -r wall on st rq sl dk <<<"$(json_eval "$TMP/out.json" \
+		'" ".join(str(thread("'"$name"'")[k]) for k in ("wall_us", "on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us"))')"
 	[ -n "${dk:-}" ] || { not_ok "$name: no JSON thread entry"; continue; }
 	log "$name (tid $tid): schedstat run $((run_ns / 1000)) wait $((wait_ns / 1000))" \
-		"over $((wall_ns / 1000)) us; wprof wall $wall on $on rq $rq sleep $sl disk $dk"
+		"over $((wall_ns / 1000)) us; wprof wall $wall on $on steal $st rq $rq sleep $sl disk $dk"
 	check_near "$name: runqueue share vs schedstat run delay share (points)" \
 		"$(calc "100 * $rq / $wall")" "$(calc "100 * $wait_ns / $wall_ns")" 2
 	check_near "$name: on-CPU share vs schedstat run share (points)" \
 		"$(calc "100 * $on / $wall")" "$(calc "100 * $run_ns / $wall_ns")" 2
 	check_le "$name: sleep+disk share (points)" "$(calc "100 * ($sl + $dk) / $wall")" 1
-	check_near "$name: wall_us vs on+runqueue+sleep+disk (us)" "$wall" \
-		"$((on + rq + sl + dk))" "$(calc "0.001 * $wall")"
+	check_near "$name: wall_us vs on+steal+runqueue+sleep+disk (us)" "$wall" \
+		"$((on + st + rq + sl + dk))" "$(calc "0.001 * $wall")"
 	spin=$(json_eval "$TMP/out.json" "total(stacks('off-cpu:runqueue', '$name', 'spin_until'))")
 	check_ge "$name: share of runqueue stack weight preempted in spin_until (%)" \
 		"$(calc "100 * $spin / ($rq ? $rq : 1)")" 90
