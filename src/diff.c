@@ -321,6 +321,10 @@ static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 	}
 	if (!err)
 		err = flame__finish(fl);
+	if (!err && fl->stacks_merged)
+		pr_info("lost: %llu stacks drawn in part as one " FLAME_TRUNCATED " frame: the "
+			"flame graph holds " FLAME_MAX_NODES_WORDS " frames [flame_stacks_merged]",
+			(unsigned long long)fl->stacks_merged);
 	if (!err) {
 		svg__fmt_us(tb, sizeof(tb), d->total[DIFF_BEFORE]);
 		svg__fmt_us(ta, sizeof(ta), d->total[DIFF_AFTER]);

@@ -14,6 +14,7 @@ struct flame *flame__new(void)
 	if (!fl)
 		return NULL;
 	fl->cap = 1024;
+	fl->max_nodes = FLAME_MAX_NODES;
 	fl->nodes = calloc(fl->cap, sizeof(*fl->nodes));
 	fl->children = strmap__new();
 	if (!fl->nodes || !fl->children)
@@ -45,8 +46,12 @@ static __u64 sat_add(__u64 a, __u64 b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* The child @name of @parent, made when it is new; its index, or -errno. */
-static long child(struct flame *fl, __u32 parent, bool idle, const char *name, size_t len)
+/*
+ * The child @name of @parent, made when it is new; its index, or -errno:
+ * -ENOSPC when it is new and the tree has its max_nodes, unless @force.
+ */
+static long child(struct flame *fl, __u32 parent, bool idle, const char *name, size_t len,
+		  bool force)
 {
 	char stack_key[256], *key = stack_key;
 	size_t klen = sizeof(parent) + 1 + len;
@@ -61,6 +66,11 @@ static long child(struct flame *fl, __u32 parent, bool idle, const char *name, s
 	memcpy(key + sizeof(parent) + 1, name, len);
 	if (fl->nr >= UINT32_MAX) {
 		ret = -E2BIG;
+		goto out;
+	}
+	if (!force && fl->nr >= fl->max_nodes) {
+		/* only frames already in the tree: what a hostile file makes new is merged */
+		ret = strmap__get(fl->children, key, klen, &idx) ? -ENOSPC : 0;
 		goto out;
 	}
 	ret = strmap__intern(fl->children, key, klen, fl->nr, &idx);
@@ -125,7 +135,22 @@ int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind k
 		size_t n = (semi ? semi : end) - p;
 		long c;
 
-		c = child(fl, cur, i >= idle_from, p, n);
+		c = child(fl, cur, i >= idle_from, p, n, false);
+		if (c == -ENOSPC) {
+			/*
+			 * The rest of the stack's weight in one frame under the last
+			 * one the tree has: at most one (two with idle) per node, so
+			 * the tree stays under 3 * max_nodes and every total exact.
+			 */
+			c = child(fl, cur, i >= idle_from, FLAME_TRUNCATED,
+				  strlen(FLAME_TRUNCATED), true);
+			if (c < 0)
+				return c;
+			add_weight(&fl->nodes[c], kind, after, before, gone);
+			fl->nodes[c].waker |= waker;
+			fl->stacks_merged++;
+			break;
+		}
 		if (c < 0)
 			return c;
 		cur = c;

@@ -18,6 +18,17 @@ struct strmap;
 
 #define FLAME_NONE 0 /* no child, no sibling: node 0 is the root, nobody's child */
 
+/*
+ * The frames a tree holds (each takes some 200 bytes, and a rectangle in
+ * the SVG): past them, a stack's frames the tree does not have yet are
+ * merged into one FLAME_TRUNCATED frame under the last frame it has, with
+ * its weight, and the stack is counted (stacks_merged).
+ */
+#define FLAME_MAX_NODES (256 * 1024)
+#define FLAME_MAX_NODES_WORDS "262144"
+#define FLAME_TRUNCATED "[truncated]"
+
+
 struct flame_node {
 	char *name;
 	__u32 parent, depth;
@@ -33,6 +44,8 @@ struct flame_node {
 struct flame {
 	struct flame_node *nodes; /* [0] is the root, "all" */
 	size_t nr, cap;
+	size_t max_nodes;    /* FLAME_MAX_NODES; fewer in tests */
+	__u64 stacks_merged; /* stacks with frames merged into FLAME_TRUNCATED */
 	__u32 max_depth;
 	__u64 kind_total[REC_KIND_CNT];
 	__u64 kind_before[REC_KIND_CNT];

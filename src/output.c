@@ -29,7 +29,7 @@ int outputs__open(struct outputs *o, const struct output_spec *specs, size_t nr)
 	return 0;
 }
 
-int output__write(const struct recording *r, enum output_format format, FILE *f)
+int output__write(struct recording *r, enum output_format format, FILE *f)
 {
 	switch (format) {
 	case FORMAT_JSON:
@@ -47,13 +47,19 @@ int output__write(const struct recording *r, enum output_format format, FILE *f)
 	}
 }
 
-int outputs__write(struct outputs *o, const struct recording *r)
+int outputs__write(struct outputs *o, struct recording *r)
 {
 	int first = 0;
 
-	for (size_t i = 0; i < o->nr; i++) {
+	/* flame graphs first: what they merge is counted in the other outputs' losses */
+	for (size_t k = 0; k < 2 * o->nr; k++) {
+		size_t i = k % o->nr;
 		struct output *out = &o->outs[i];
-		int err = output__write(r, out->spec->format, out->f);
+		int err;
+
+		if ((k < o->nr) != (out->spec->format == FORMAT_SVG))
+			continue;
+		err = output__write(r, out->spec->format, out->f);
 
 		if (!err && out->f == stdout && fflush(stdout))
 			err = -errno;

@@ -31,11 +31,11 @@ int outputs__open(struct outputs *o, const struct output_spec *specs, size_t nr)
  * Write @r to every output and put the files in place; a failed one is
  * named in one line and does not stop the others. 0 or the first -errno.
  */
-int outputs__write(struct outputs *o, const struct recording *r);
+int outputs__write(struct outputs *o, struct recording *r);
 /* Remove the files of outputs not committed (a failed run leaves the old files). */
 void outputs__abort(struct outputs *o);
 
 /* Write @r in @format to @f. 0 or -errno. */
-int output__write(const struct recording *r, enum output_format format, FILE *f);
+int output__write(struct recording *r, enum output_format format, FILE *f);
 
 #endif /* WPROF_OUTPUT_H */

@@ -71,6 +71,8 @@ struct profile {
 	__u64 late_keys;
 	/* stacks of a file beyond stackcap.h's limits, cut when it was read */
 	__u64 stacks_cut_on_read;
+	/* stacks merged into the flame graph's "[truncated]" frame (flame.h; not saved) */
+	__u64 flame_stacks_merged;
 	/*
 	 * Ended processes whose rows were let go while recording
 	 * (profile__compact()), their lines made: counted, so that the

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame.h"
 #include "hmap.h"
 #include "report.h"
 #include "perfmap.h"
@@ -18,7 +19,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 28 };
+enum { NR_LOSSES = 29 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS PROFILE_TOP_PROCS
@@ -60,6 +61,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "late_keys", p->late_keys };
 	out[i++] = (struct loss){ "stacks_cut_on_read", p->stacks_cut_on_read };
 	out[i++] = (struct loss){ "compressed_files_refused", r->sym.inflate_refused };
+	out[i++] = (struct loss){ "flame_stacks_merged", p->flame_stacks_merged };
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -458,6 +460,8 @@ static const struct {
 				"frame " STACKCAP_MARK " in place of the rest" },
 	{ "compressed_files_refused", "files whose compressed sections were not read: they "
 				      "would inflate too much (see the compressed sections line)" },
+	{ "flame_stacks_merged", "stacks drawn in part as one " FLAME_TRUNCATED " frame: the "
+				 "flame graph holds " FLAME_MAX_NODES_WORDS " frames" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */

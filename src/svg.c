@@ -433,7 +433,7 @@ static int add_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 			  idle ? (c->tag_leaf || !rl.tag.len ? 0 : 1) : SIZE_MAX, weight, 0, 0);
 }
 
-int svg__write_recording(const struct recording *r, FILE *f)
+int svg__write_recording(struct recording *r, FILE *f)
 {
 	const struct profile *p = &r->prof;
 	const struct rec_info *ri = &r->info;
@@ -450,6 +450,7 @@ int svg__write_recording(const struct recording *r, FILE *f)
 		err = flame__finish(c.fl);
 	if (err)
 		goto out;
+	r->prof.flame_stacks_merged += c.fl->stacks_merged;
 	for (size_t i = 0; i < p->nr_threads; i++)
 		so.idle_threads += profile__asleep(&p->threads[i]);
 	rec_info__date(ri, date, sizeof(date));

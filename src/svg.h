@@ -36,11 +36,12 @@ struct svg_opts {
 int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f);
 
 /*
- * The flame graph of the recording @r: its lines, its threads to tell idle
+ * The flame graph of the recording @r (stacks merged past FLAME_MAX_NODES
+ * added to r->prof.flame_stacks_merged): its lines, its threads to tell idle
  * ones (at least 99.9% of their time asleep; with ids in the lines), its
  * rec_info for the title. 0 or -errno.
  */
-int svg__write_recording(const struct recording *r, FILE *f);
+int svg__write_recording(struct recording *r, FILE *f);
 
 /* "512 µs", "12.345 ms", "3.000 s": what the graphs and tables print. */
 void svg__fmt_us(char *buf, size_t size, __u64 us);

@@ -99,7 +99,7 @@ static void make(struct recording *r)
 }
 
 /* What @r writes in @format (or the summary for -1), malloc'd. */
-static char *written(const struct recording *r, int format, size_t *len)
+static char *written(struct recording *r, int format, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);

@@ -270,7 +270,7 @@ static void make_hostile(struct recording *r)
 }
 
 /* What @r writes in @format (-1: the summary), malloc'd. */
-static char *written(const struct recording *r, int format, size_t *len)
+static char *written(struct recording *r, int format, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);

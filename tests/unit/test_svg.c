@@ -292,6 +292,48 @@ static void test_deep_tree(void)
 	flame__free(fl);
 }
 
+/*
+ * Stacks that share no frame past the root: the tree stops growing at its
+ * cap (some 262144 frames), what follows is merged into "[truncated]"
+ * frames, and every total stays exact.
+ */
+static void test_node_cap(void)
+{
+	size_t lines = 300, depth = 1000, len, truncated = 0;
+	char *frames = malloc(depth * 16);
+	struct flame *fl = flame__new();
+	__u64 sum = 0;
+	int err = frames && fl ? 0 : -ENOMEM;
+
+	for (size_t l = 0; l < lines && !err; l++) {
+		len = 0;
+		for (size_t i = 0; i < depth; i++)
+			len += sprintf(frames + len, "%s%zu_%zu", i ? ";" : "", l, i);
+		err = flame__add(fl, frames, len, l % 2 ? REC_ON_CPU : REC_SLEEP, SIZE_MAX, 3, 0, 0);
+	}
+	err = err ?: flame__finish(fl);
+	CHECK_EQ_S64(err, 0, "%zu stacks of %zu frames that share none added", lines, depth);
+	if (err)
+		goto out;
+	CHECK(fl->nr <= 262144 + lines, "the tree holds at most its cap and one frame per stack "
+	      "past it (%zu frames)", fl->nr);
+	for (size_t i = 1; i < fl->nr; i++) {
+		if (!strcmp(fl->nodes[i].name, "[truncated]"))
+			truncated += fl->nodes[i].total / 3;
+		if (fl->nodes[i].parent == 0)
+			sum += fl->nodes[i].total;
+	}
+	CHECK(truncated > 0 && truncated < lines, "the stacks past the cap drawn in part as "
+	      "\"[truncated]\" (%zu)", truncated);
+	CHECK_EQ_U64(sum, 3 * lines, "the root's children weigh every stack");
+	CHECK_EQ_U64(fl->nodes[0].total, 3 * lines, "the root's total is exact");
+	CHECK_EQ_U64(fl->kind_total[REC_ON_CPU], 3 * lines / 2, "on-CPU total exact");
+	CHECK_EQ_U64(fl->kind_total[REC_SLEEP], 3 * lines / 2, "sleep total exact");
+out:
+	free(frames);
+	flame__free(fl);
+}
+
 static void test_fmt_us(void)
 {
 	char buf[32];
@@ -367,5 +409,6 @@ int main(void)
 	test_tag_leaf();
 	test_diff_colours();
 	test_deep_tree();
+	test_node_cap();
 	return unit_done();
 }
