@@ -99,4 +99,36 @@ cut_counted rec_diff "$TMP/huge.wprof"
 # (the recording's stack is cut with its pid and tid, which the folded lines leave out)
 check "diff huge.wprof huge.folded: both cut, each 70% of its file" test "$(awk -v m=";$MARK;leaf" \
 	'index($0, m) { b += $(NF - 1); a += $NF } END { print b + 0, a + 0 }' "$TMP/rec_diff.out")" = "70 70"
+# --- stacks that share no frame: the flame graph stops at its cap, totals kept ---
+python3 -c '
+import gzip, struct, sys
+def s(b): return struct.pack("<I", len(b)) + b
+def sec(tag, body): return struct.pack("<IQ", tag, len(body)) + body
+info = s(b"pid 100 (wide)") + s(b"wide") + s(b"wprof record -p 100") + struct.pack("<QQQQI", 1, 1000000, 1000, 1000, 2)
+thread = struct.pack("<III", 100, 101, 7) + s(b"wide") + s(b"wide") + struct.pack("<7Q", 1000000, 700000, 1000, 700, 70, 0, 0)
+thread += struct.pack("<I", 4) + b"".join(struct.pack("<QQQI", 0, 0, 0, 0) for _ in range(4)) + struct.pack("<I", 4)
+tail = b";a" * 1998
+lines = [b"on-cpu;100;101;wide;%x" % i + tail for i in range(1000)]
+body = struct.pack("<Q", len(lines)) + b"".join(s(l) + struct.pack("<QQQ", 10, 1, 10) for l in lines)
+rec = b"WPROFREC" + struct.pack("<I", 1) + sec(1, info) + sec(7, struct.pack("<I", 1) + thread) + sec(9, body) + sec(0, b"")
+open(sys.argv[1], "wb").write(gzip.compress(rec, 9))
+with open(sys.argv[2], "w") as f:
+	f.write("".join("on-cpu;wide;%x%s 10\n" % (i, tail.decode()) for i in range(1000)))' \
+	"$TMP/wide.wprof" "$TMP/wide.folded" || fatal "cannot write wide.wprof"
+run_wprof_rss wide_svg report -o "$TMP/wide.svg" "$TMP/wide.wprof"
+check "wide: report -o wide.svg: exit 0 (got $RC)" test "$RC" -eq 0
+check_le "wide: report -o wide.svg: peak RSS (KiB)" "$RSS_KB" 204800
+check_le "wide: report -o wide.svg: time (ms)" "$ELAPSED_MS" 20000
+check_le "wide: the SVG's size (bytes)" "$(stat -c %s "$TMP/wide.svg")" 100000000
+check "wide: the merged stacks counted in the summary" grep -Eq "wprof: lost: [0-9]+ stacks drawn in part as one \[truncated\] frame: the flame graph holds 262144 frames \[flame_stacks_merged\]" "$TMP/wide_svg.err"
+check "wide: the root weighs every stack" grep -Fq "data-n=\"all\" data-x=\"0\" data-w=\"10000\"" "$TMP/wide.svg"
+run_wprof_rss wide_json report -q -o "$TMP/wide.svg" -o "$TMP/wide.json" "$TMP/wide.wprof"
+check "wide: report -f json: lost.flame_stacks_merged counted" python3 -c '
+import json, sys
+sys.exit(not json.load(open(sys.argv[1]))["lost"]["flame_stacks_merged"] > 0)' "$TMP/wide.json"
+run_wprof_rss wide_diff diff -o "$TMP/wide_diff.svg" "$TMP/base.folded" "$TMP/wide.folded"
+check "wide: diff -o x.svg: exit 0 (got $RC)" test "$RC" -eq 0
+check_le "wide: diff -o x.svg: peak RSS (KiB)" "$RSS_KB" 204800
+check_le "wide: diff -o x.svg: time (ms)" "$ELAPSED_MS" 20000
+check "wide: diff counts the merged stacks on stderr" grep -Eq "wprof: lost: [0-9]+ stacks drawn in part as one \[truncated\] frame: .*\[flame_stacks_merged\]" "$TMP/wide_diff.err"
 finish
