@@ -512,7 +512,11 @@ static int read_hists(struct loader *l, struct rbuf *b)
 	struct profile *p = &l->r->prof;
 	__u32 n = get_u32(b);
 
-	if (!count_fits(b, n, 8))
+	/*
+	 * Every writer writes every slot: an entry takes in the file what it
+	 * takes in memory, so a small file cannot ask for much
+	 */
+	if (!count_fits(b, n, 4 + 4 + 8 * WPROF_HIST_SLOTS))
 		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
 			    "histograms");
 	p->hists = calloc(n + 1, sizeof(*p->hists));
@@ -524,9 +528,9 @@ static int read_hists(struct loader *l, struct rbuf *b)
 
 		h->pid = get_u32(b);
 		slots = get_u32(b);
-		if (slots > WPROF_HIST_SLOTS)
-			return fail(l, -EBADMSG, "corrupt recording (%s: too many slots)",
-				    "histograms");
+		if (slots != WPROF_HIST_SLOTS && !b->short_)
+			return fail(l, -EBADMSG, "corrupt recording (%s: not %d slots)",
+				    "histograms", WPROF_HIST_SLOTS);
 		for (__u32 k = 0; k < slots; k++)
 			h->slots[k] = get_u64(b);
 	}

@@ -59,6 +59,18 @@ refused newer 1 "recording version 99 is newer than this wprof"
 run_wprof_rss big report "$TMP/big.txt"
 refused big 1 "big.txt: not a wprof recording \(not gzip-compressed\)$"
 
+# a histogram section of 2 million entries of no slot: 8 bytes each in the
+# file, 264 in memory; every writer writes all the slots, so it is corrupt
+python3 -c '
+import gzip, struct, sys
+def sec(tag, body): return struct.pack("<IQ", tag, len(body)) + body
+n = 2000000
+hists = struct.pack("<I", n) + struct.pack("<II", 7, 0) * n
+sys.stdout.buffer.write(gzip.compress(b"WPROFREC" + struct.pack("<I", 2) + sec(8, hists) +
+				       sec(0, b""), 9))' >"$TMP/hists.wprof" || fatal "cannot make hists.wprof"
+run_wprof_rss hists report "$TMP/hists.wprof"
+refused hists 1 "corrupt recording \(histograms"
+
 printf 'a;b 1\n' >"$TMP/x.folded"
 run_wprof_rss diff_zeros diff "$TMP/zeros.gz" "$TMP/x.folded"
 refused diff_zeros 2 "zeros.gz:1: not a folded line .*gzip data"
