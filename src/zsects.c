@@ -38,6 +38,9 @@ struct tally {
 	__u64 inflated;	    /* what they declare, or decode to */
 };
 
+/* DWARF inflated so far in the run: one profiler, one budget */
+static __u64 run_debited;
+
 static __u64 limit_of(__u64 packed)
 {
 	if (packed > ZSECTS_MAX_BYTES / ZSECTS_RATIO)
@@ -263,6 +266,19 @@ int zsects__check(Elf *elf, enum zsects_use use, __u64 *bytes)
 	return t.inflated > limit_of(t.packed) || t.names_refused ? -EFBIG : 0;
 }
 
+int zsects__debit(__u64 bytes)
+{
+	if (bytes > ZSECTS_RUN_MAX_BYTES - run_debited)
+		return -EFBIG;
+	run_debited += bytes;
+	return 0;
+}
+
+void zsects__budget_reset(void)
+{
+	run_debited = 0;
+}
+
 int zsects__guard(Elf *elf, enum zsects_use use)
 {
 	struct tally t = { .elf = elf };
@@ -274,6 +290,8 @@ int zsects__guard(Elf *elf, enum zsects_use use)
 	int err = 0;
 
 	refuse = zsects__check(elf, use, &bytes) != 0;
+	if (!refuse && use == ZSECTS_DWARF && bytes)
+		refuse = zsects__debit(bytes) != 0;
 	check_names(&t, false);
 	if (elf_getshdrnum(elf, &nr))
 		return 0; /* no sections */

@@ -25,6 +25,12 @@
 #define ZSECTS_RATIO 32
 #define ZSECTS_MAX_BYTES (512ULL << 20)
 
+/*
+ * DWARF read for inlined calls stays open to the end of the run, file after
+ * file: what all of it may inflate to, together (ZSECTS_DWARF's share).
+ */
+#define ZSECTS_RUN_MAX_BYTES (384ULL << 20)
+
 /* What reads the file: each inflates its own sections, and string tables (names). */
 enum zsects_use {
 	/* the section names alone (libelf inflates their table on the first lookup) */
@@ -45,11 +51,23 @@ enum zsects_use {
 int zsects__check(Elf *elf, enum zsects_use use, __u64 *bytes);
 
 /*
+ * Take @bytes of DWARF from the run's budget: 0, or -EFBIG (nothing taken)
+ * when that would pass ZSECTS_RUN_MAX_BYTES. zsects__guard() takes what it
+ * lets ZSECTS_DWARF inflate; a debug file checked with zsects__check() is
+ * debited by its reader.
+ */
+int zsects__debit(__u64 bytes);
+
+/* The whole budget again (for tests). */
+void zsects__budget_reset(void);
+
+/*
  * Make @elf safe for @use to read: its compressed sections that @use does
  * not need are hidden, and so are those it needs when they would inflate
  * past the bound (or cannot be checked). A hidden section is left without
  * name, type (SHT_NOBITS), flags or size in @elf's section headers (not in
- * the file), so no library reader finds it to inflate. Returns 1 when
+ * the file), so no library reader finds it to inflate. For ZSECTS_DWARF,
+ * sections past what is left of the run's budget are hidden too. Returns 1 when
  * sections @use needs were hidden, 0 when none were, -errno when @elf
  * could not be changed (it must not be read then).
  */

@@ -322,6 +322,53 @@ static void test_cap(void)
 	free(p);
 }
 
+/*
+ * DWARF stays open for the run: files each within their own bound add up
+ * to no more than the run's budget.
+ */
+static void test_budget(void)
+{
+	size_t packed = 8 * MIB; /* 32 times is 256 MiB */
+	unsigned char *p = calloc(1, packed);
+	struct sect s[] = { { ".debug_info", SHT_PROGBITS, SHF_COMPRESSED, p, packed } };
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = 200 * MIB, .ch_addralign = 1 };
+	struct blob b;
+	Elf *elf;
+	int i;
+
+	if (!CHECK(p, "8 MiB"))
+		return;
+	memcpy(p, &ch, sizeof(ch));
+	zsects__budget_reset();
+	/* a new image each time: hiding a section writes in the image */
+	for (i = 0; i < 3; i++) {
+		b = image(s, 1, 0);
+		elf = open_image(&b);
+		if (!CHECK(elf, "file %d opened", i))
+			continue;
+		/* 200 MiB each: the first fits in 384, the second would not */
+		CHECK_EQ_S64(zsects__guard(elf, ZSECTS_DWARF), i ? 1 : 0,
+			     "file %d: %s", i, i ? "past the run's budget, refused" : "within");
+		CHECK(i ? hidden(elf, 1) : !hidden(elf, 1), "file %d: %s", i,
+		      i ? "hidden" : "left to read");
+		elf_end(elf);
+		free(b.p);
+	}
+	b = image(s, 1, 0);
+	elf = open_image(&b);
+	if (elf) {
+		CHECK_EQ_S64(zsects__guard(elf, ZSECTS_CFI), 0, "a reader that lets go: no budget");
+		elf_end(elf);
+	}
+	CHECK_EQ_S64(zsects__debit(ZSECTS_RUN_MAX_BYTES - 200 * MIB), 0, "the rest: taken");
+	CHECK_EQ_S64(zsects__debit(1), -EFBIG, "then nothing more");
+	zsects__budget_reset();
+	CHECK_EQ_S64(zsects__debit(ZSECTS_RUN_MAX_BYTES), 0, "reset: all of it again");
+	zsects__budget_reset();
+	free(b.p);
+	free(p);
+}
+
 /* MiniDebugInfo: an ELF file with a symbol table, in xz. */
 static void test_xz_within(void)
 {
@@ -427,6 +474,7 @@ int main(void)
 	test_chdr_within();
 	test_zlib_bombs();
 	test_cap();
+	test_budget();
 	test_xz_within();
 	test_xz_bombs();
 	test_strings();
