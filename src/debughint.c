@@ -228,6 +228,21 @@ static void print_inflate_refused(const struct symbolizer *sym, FILE *f)
 	fprintf(f, " (their frames named without them)\n");
 }
 
+/* Files whose dwz alt file was missing or refused, and the first link's name. */
+static void print_alt_refused(const struct symbolizer *sym, FILE *f)
+{
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(sym, &ss);
+	if (!ss.alt_refused)
+		return;
+	fprintf(f, "wprof: dwz files missing or refused (not a readable regular file of the "
+		"build linked to): %llu files without inlined calls, e.g. ",
+		(unsigned long long)ss.alt_refused);
+	put_name(f, ss.alt_refused_path ? ss.alt_refused_path : "?");
+	fprintf(f, "\n");
+}
+
 void debughint__print(const struct symbolizer *sym, FILE *f)
 {
 	char pkgs[MAX_SHOWN][DEBUGHINT_PKG_LEN], dbg[DEBUGHINT_PKG_LEN + 16];
@@ -239,6 +254,7 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 
 	print_refused(sym, f);
 	print_inflate_refused(sym, f);
+	print_alt_refused(sym, f);
 	if (n <= 0) {
 		free(u);
 		return;

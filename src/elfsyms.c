@@ -87,6 +87,12 @@ struct elfsyms {
 	Dwfl_Module *mod;
 	struct dwinline *dwi;
 	bool dwarf_tried;
+	/* the dwz alt file the DWARF links to, opened by wprof (dwz_alt()) */
+	bool alt_tried, alt_ok;
+	Dwarf *alt;
+	Elf *alt_elf;
+	int alt_fd;
+	char *alt_refused_path; /* the link's name, when none passed */
 	struct hmap inlines; /* module address -> struct inl */
 };
 
@@ -150,6 +156,7 @@ struct elfsyms *elfsyms__new(int fd, const char *path)
 		return NULL;
 	}
 	e->fd = fd;
+	e->alt_fd = -1;
 	slash = strrchr(e->path, '/');
 	e->base = slash && slash[1] ? slash + 1 : e->path;
 	/* libelf refuses to work until told which ELF version the caller speaks. */
@@ -197,6 +204,12 @@ unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path)
 {
 	*path = e->debug_refused_path;
 	return e->debug_refused;
+}
+
+bool elfsyms__alt_refused(const struct elfsyms *e, const char **path)
+{
+	*path = e->alt_refused_path;
+	return e->alt_refused_path;
 }
 
 bool elfsyms__inflate_refused(const struct elfsyms *e, const char **path)
@@ -428,13 +441,15 @@ static void refuse_debug_file(struct elfsyms *e, const char *path, unsigned int 
 
 /*
  * Whether libdw may read debug file @elf (at @path) for @use: what it would
- * inflate stays within the bound. A refused one is remembered for the summary.
+ * inflate stays within the bound (and, for DWARF, kept open, within what is
+ * left of the run's budget, taken then). A refused one is remembered for
+ * the summary.
  */
 static bool inflates_ok(struct elfsyms *e, Elf *elf, const char *path, enum zsects_use use)
 {
 	__u64 bytes;
 
-	if (!zsects__check(elf, use, &bytes))
+	if (!zsects__check(elf, use, &bytes) && (use != ZSECTS_DWARF || !zsects__debit(bytes)))
 		return true;
 	refuse_inflate(e, path);
 	return false;
@@ -450,10 +465,11 @@ static bool inflates_ok(struct elfsyms *e, Elf *elf, const char *path, enum zsec
  * gdb's build-id search: it names the build, and a debug file compressed
  * or dwz-ed after the link was made keeps it but not its CRC. A debug file
  * of another build (stale, or a rebuild's) would put wrong names on
- * frames: it is refused and remembered for the summary.
+ * frames: it is refused and remembered for the summary. @want: the
+ * build-id to match (@e's, or that of the alt file its DWARF links to).
  */
-static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GElf_Word crc,
-			   enum zsects_use use)
+static int open_debug_file(struct elfsyms *e, const char *path, const unsigned char *want,
+			   size_t want_len, bool by_link, GElf_Word crc, enum zsects_use use)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
@@ -473,9 +489,9 @@ static int open_debug_file(struct elfsyms *e, const char *path, bool by_link, GE
 			elf_end(elf);
 		goto out;
 	}
-	if (e->build_id_len) {
-		ok = dwelf_elf_gnu_build_id(elf, &id) == (ssize_t)e->build_id_len &&
-		     !memcmp(id, e->build_id, e->build_id_len);
+	if (want_len) {
+		ok = dwelf_elf_gnu_build_id(elf, &id) == (ssize_t)want_len &&
+		     !memcmp(id, want, want_len);
 		if (!ok)
 			refuse_debug_file(e, path, ELFSYMS_REFUSED_BUILD_ID);
 	} else if (!by_link) {
@@ -501,7 +517,8 @@ out:
 static int try_debug_file(struct elfsyms *e, char *path, bool by_link, GElf_Word crc,
 			  enum zsects_use use, char **found)
 {
-	int fd = path ? open_debug_file(e, path, by_link, crc, use) : -1;
+	int fd = path ? open_debug_file(e, path, e->build_id, e->build_id_len, by_link, crc, use)
+		      : -1;
 
 	if (fd >= 0)
 		*found = path;
@@ -774,6 +791,95 @@ Dwarf_CFI *elfsyms__cfi(struct elfsyms *e, __u64 *bias)
 	return cfi;
 }
 
+/*
+ * Hand @dw the alt file @path if it passes open_debug_file()'s rules for
+ * build-id @id, and, its DWARF read, links to no alt file in turn (libdw
+ * would open that one on its own). 0, or -errno.
+ */
+static int set_alt(struct elfsyms *e, Dwarf *dw, const char *path, const void *id, size_t len)
+{
+	const char *name;
+	const void *id2;
+	int fd = open_debug_file(e, path, id, len, false, 0, ZSECTS_DWARF);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Dwarf *alt = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+
+	if (!alt || dwelf_dwarf_gnu_debugaltlink(alt, &name, &id2) != 0) {
+		dwarf_end(alt);
+		elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+		return -ENOENT;
+	}
+	dwarf_setalt(dw, alt);
+	e->alt = alt;
+	e->alt_elf = elf;
+	e->alt_fd = fd;
+	return 0;
+}
+
+/*
+ * DWARF that dwz shrank names strings and entries in an alt file, by path
+ * and build-id (.gnu_debugaltlink). libdw would open that path itself, as
+ * root, whatever it is (a FIFO hangs it) and with no bound on what it
+ * inflates: wprof looks for it instead, by build-id under the absolute
+ * debug directories, then at the path the link names (relative: to the
+ * file holding the DWARF), each through open_debug_file(), and hands libdw
+ * the one that passes. None: the DWARF is not read for names at all, as
+ * libdw would look for the alt file again on the first name in it.
+ * Whether @mod's DWARF may be read for names.
+ */
+static bool dwz_alt(struct elfsyms *e, Dwfl_Module *mod)
+{
+	const char *name, *file = NULL;
+	char *dirs, *rest, *dir, *path, *copy;
+	const unsigned char *id;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+	ssize_t len;
+	int err = -ENOENT;
+
+	if (e->alt_tried)
+		return e->alt_ok;
+	e->alt_tried = true;
+	dw = dwfl_module_getdwarf(mod, &bias);
+	/* libdw looks for an alt file only when this finds a link */
+	len = dw ? dwelf_dwarf_gnu_debugaltlink(dw, &name, (const void **)&id) : 0;
+	if (len <= 0 || !name[0]) {
+		e->alt_ok = len <= 0;
+		goto out;
+	}
+	dirs = strdup(*e->debuginfo_path);
+	for (rest = dirs; rest && err && len <= MAX_BUILD_ID;) {
+		char hex[2 * MAX_BUILD_ID + 1];
+
+		dir = strsep(&rest, ":");
+		if (dir[0] != '/')
+			continue;
+		for (ssize_t i = 0; i < len; i++)
+			sprintf(hex + 2 * i, "%02x", id[i]);
+		if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2) < 0)
+			continue;
+		err = set_alt(e, dw, path, id, len);
+		free(path);
+	}
+	free(dirs);
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &file);
+	copy = strdup(file ? file : e->path);
+	if (err && copy &&
+	    asprintf(&path, "%s%s%s", name[0] == '/' ? "" : dirname(copy), name[0] == '/' ? "" : "/",
+		     name) >= 0) {
+		err = set_alt(e, dw, path, id, len);
+		free(path);
+	}
+	free(copy);
+	e->alt_ok = !err;
+out:
+	if (!e->alt_ok && !e->alt_refused_path)
+		e->alt_refused_path = strdup(len > 0 ? name : e->path); /* failing loses the count */
+	return e->alt_ok;
+}
+
 static void inl_free(struct inl *in)
 {
 	int i;
@@ -806,7 +912,7 @@ int elfsyms__inlines(struct elfsyms *e, __u64 addr, const char **names, int max)
 	void *old;
 	int i;
 
-	if (!e->dwi && (mod = open_dwarf(e)))
+	if (!e->dwi && (mod = open_dwarf(e)) && dwz_alt(e, mod))
 		e->dwi = dwinline__new(mod);
 	if (!e->dwi)
 		return 0;
@@ -834,6 +940,12 @@ void elfsyms__free(struct elfsyms *e)
 		close(e->fd);
 	dwinline__free(e->dwi);
 	dwfl_end(e->dwfl);
+	/* libdw leaves an alt file set by dwarf_setalt() to its caller */
+	dwarf_end(e->alt);
+	elf_end(e->alt_elf);
+	if (e->alt_fd >= 0)
+		close(e->alt_fd);
+	free(e->alt_refused_path);
 	free(e->debug_refused_path);
 	free(e->inflate_refused_path);
 	for (i = 0; e->demangled && i < e->nr_syms; i++)

@@ -74,6 +74,13 @@ unsigned int elfsyms__debug_refused(const struct elfsyms *e, const char **path);
 bool elfsyms__inflate_refused(const struct elfsyms *e, const char **path);
 
 /*
+ * Whether @e's DWARF links to a dwz alt file (.gnu_debugaltlink) that was
+ * not found or did not pass the debug file rules: its inlined calls are
+ * not named. *@path: the name the link gives. Known once inlines were read.
+ */
+bool elfsyms__alt_refused(const struct elfsyms *e, const char **path);
+
+/*
  * Read the segments and the symbol table; once. @debuginfo_path is libdw's
  * search path (see Dwfl_Callbacks), and must stay valid while @e lives.
  * @keep_fd: keep the file open for elfsyms__inlines(), else close it now.

@@ -84,6 +84,7 @@ static const size_t sym_counters[] = {
 	F(struct symbolizer_stats, debug_crc_mismatch),
 	F(struct symbolizer_stats, debug_too_big),
 	F(struct symbolizer_stats, inflate_refused),
+	F(struct symbolizer_stats, alt_refused),
 };
 static const size_t unw_counters[] = {
 	F(struct unwtab_stats, files),          F(struct unwtab_stats, files_no_cfi),

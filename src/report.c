@@ -19,7 +19,7 @@ struct loss {
 	__u64 value;
 };
 
-enum { NR_LOSSES = 29 };
+enum { NR_LOSSES = 30 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
 #define SUMMARY_PROCS PROFILE_TOP_PROCS
@@ -62,6 +62,7 @@ static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 	out[i++] = (struct loss){ "stacks_cut_on_read", p->stacks_cut_on_read };
 	out[i++] = (struct loss){ "compressed_files_refused", r->sym.inflate_refused };
 	out[i++] = (struct loss){ "flame_stacks_merged", p->flame_stacks_merged };
+	out[i++] = (struct loss){ "alt_files_refused", r->sym.alt_refused };
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -462,6 +463,8 @@ static const struct {
 				      "would inflate too much (see the compressed sections line)" },
 	{ "flame_stacks_merged", "stacks drawn in part as one " FLAME_TRUNCATED " frame: the "
 				 "flame graph holds " FLAME_MAX_NODES_WORDS " frames" },
+	{ "alt_files_refused", "files whose inlined calls are not named: the dwz file their "
+			       "DWARF links to was missing or refused (see the dwz files line)" },
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */

@@ -1145,6 +1145,11 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		const struct elfsyms *es = s->all_files[i]->es;
 		const char *path;
 
+		if (es && elfsyms__alt_refused(es, &path)) {
+			st->alt_refused++;
+			if (!st->alt_refused_path)
+				st->alt_refused_path = path;
+		}
 		if (!es || !elfsyms__inflate_refused(es, &path))
 			continue;
 		st->inflate_refused++;

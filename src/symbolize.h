@@ -207,6 +207,13 @@ struct symbolizer_stats {
 	 */
 	__u64 inflate_refused;
 	const char *inflate_refused_path;
+	/*
+	 * ELF files whose DWARF links to a dwz alt file that was not found or
+	 * was refused by the debug file rules (no inlined calls named), and
+	 * the name the first one's link gives, valid while the symbolizer lives.
+	 */
+	__u64 alt_refused;
+	const char *alt_refused_path;
 	__u64 jit_maps;	     /* processes whose perf map named something */
 	__u64 jit_untrusted; /* perf maps ignored: a symlink, not a file, or another owner */
 	__u64 jit_truncated; /* perf maps read only up to PERFMAP_MAX_BYTES */
