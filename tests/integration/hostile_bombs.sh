@@ -19,6 +19,16 @@
 # frames of copies whose .symtab is intact stay named (burn_cpu). wprof runs
 # with its address space limited to 1.5 GiB: a build without the bound then
 # fails on its RSS (or is stopped) instead of taking the machine's memory.
+# Files libdw would open on its own, and DWARF kept open to the end:
+# - altfifo:   a copy of sym_inline whose DWARF names its functions in a dwz
+#              alt file (.gnu_debugaltlink) that is a FIFO nobody owns: wprof
+#              must end within its -d and a few seconds, exit 0, and count it
+#              ([alt_files_refused]);
+# - altbomb:   the same, the alt file of the linked build-id but a .debug_str
+#              of 1 GiB: RSS under 512 MiB, the alt file refused;
+# - budget:    three copies of sleepburn, each with a .debug_str of 240 MiB
+#              (within each file's own bound): together past the run's DWARF
+#              budget, two are refused and RSS stays under 512 MiB.
 # Controls, where nothing is refused: a stripped copy with a real
 # MiniDebugInfo, named from it, and a copy of sym_inline whose DWARF is
 # compressed as objcopy does it, its inlined calls named (hot_helper_[i]).
@@ -65,9 +75,27 @@ objcopy --only-keep-debug --strip-debug "$SB" "$TMP/mini.elf" && xz -c "$TMP/min
 mkdir -p "$TMP/zlib"
 objcopy --compress-debug-sections=zlib "$WORKLOADS/sym_inline" "$TMP/zlib/sym_inline" ||
 	fatal "cannot compress DWARF"
+mkdir -p "$TMP/altfifo" "$TMP/altbomb"
+echo 'int main(void) { return 0; }' | cc -g -Wl,--build-id=sha1 -x c - -o "$TMP/altbomb/alt.debug" &&
+	python3 "$BOMB" padded "$TMP/altbomb/alt.debug" "$GIB" || fatal "cannot build the alt file"
+mkfifo "$TMP/altfifo/fifo"
+for name in altfifo altbomb; do
+	alt=$TMP/altbomb/alt.debug
+	[ "$name" = altfifo ] && alt=$TMP/altfifo/fifo
+	cp "$WORKLOADS/sym_inline" "$TMP/$name/sb" &&
+		python3 "$BOMB" altform "$TMP/$name/sb" - &&
+		python3 "$BOMB" altlink "$TMP/$name.bin" "$alt:$TMP/altbomb/alt.debug" &&
+		objcopy --add-section .gnu_debugaltlink="$TMP/$name.bin" "$TMP/$name/sb" ||
+		fatal "cannot link $name/sb to an alt file"
+done
+for i in 1 2 3; do
+	mkdir -p "$TMP/budget"
+	cp "$SB" "$TMP/budget/sb$i" && python3 "$BOMB" padded "$TMP/budget/sb$i" $((240 << 20)) ||
+		fatal "cannot build budget/sb$i"
+done
 rm -f "$TMP"/*.bin "$TMP"/*.xz "$TMP/mini.elf" "$TMP/sb.stripped"
 chown -R 65534:65534 "$TMP"/frame "$TMP"/zdebug "$TMP"/names "$TMP"/debugdata "$TMP"/mini \
-	"$TMP"/zlib
+	"$TMP"/zlib "$TMP"/altfifo "$TMP"/altbomb "$TMP"/budget
 
 ulimit -v $((1536 * 1024)) # KiB: for wprof, the workloads and the checks below
 
@@ -120,6 +148,42 @@ run_wprof zlib record --inline -F 499 -d 20 -o "$TMP/zlib.json" -- \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/zlib/sym_inline" 1
 check_wprof_ok zlib
 check "zlib: compressed DWARF names inlined calls" grep -q 'hot_helper_\[i\]' "$TMP/zlib.json"
+# alt NAME: nobody runs NAME/sb (sym_inline), linked to an alt file wprof must refuse.
+alt()
+{
+	local name=$1 rss
+
+	run_wprof "$name" record --inline -F 499 -d 3 --stats -o "$TMP/$name.json" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/$name/sb" 2
+	check_wprof_ok "$name"
+	check_le "$name: done within -d and a few seconds (ms)" "$ELAPSED_MS" 60000
+	rss=$(sed -n 's/^wprof: peak RSS \([0-9]*\) KiB$/\1/p' "$TMP/$name.err")
+	check_le "$name: peak RSS (KiB)" "${rss:-999999999}" "$RSS_MAX_KIB"
+	check "$name: the alt file refused, in the summary" \
+		grep -q '^wprof: lost: 1 .*\[alt_files_refused\]$' "$TMP/$name.err"
+	check "$name: json: lost.alt_files_refused is 1" python3 -c '
+import json, sys
+sys.exit(json.load(open(sys.argv[1]))["lost"]["alt_files_refused"] != 1)' "$TMP/$name.json"
+}
+alt altfifo
+alt altbomb
+
+pids=()
+for i in 1 2 3; do
+	start_bg "$TMP/budget$i.log" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TMP/budget/sb$i" -n 30 -N victim
+	wait_line "$TMP/budget$i.log" '^ready [0-9]+$' 10 || fatal "budget/sb$i did not start"
+	pids+=("$BG_PID")
+done
+run_wprof budget record -p "$(IFS=,; echo "${pids[*]}")" -d 2 --inline --stats \
+	-o "$TMP/budget.json"
+kill "${pids[@]}" 2>/dev/null
+check_wprof_ok budget
+rss=$(sed -n 's/^wprof: peak RSS \([0-9]*\) KiB$/\1/p' "$TMP/budget.err")
+check_le "budget: peak RSS (KiB)" "${rss:-999999999}" "$RSS_MAX_KIB"
+check "budget: two files past the run's budget refused" \
+	grep -q '^wprof: lost: 2 .*\[compressed_files_refused\]$' "$TMP/budget.err"
+
 for name in mini zlib; do
 	check "$name: nothing refused" sh -c "! grep -q 'compressed sections not read' '$TMP/$name.err'"
 done

@@ -14,6 +14,14 @@ to copies of a workload). SIZE is a multiple of 16 MiB.
                                   (64-bit, little-endian), in place
   elfbomb.py names ELF SIZE       make ELF's section names an SHF_COMPRESSED
                                   table of SIZE bytes: the names, then zeros
+  elfbomb.py padded ELF SIZE      make ELF's .debug_str an SHF_COMPRESSED
+                                  section of SIZE bytes: its strings, 8 MiB
+                                  of random bytes (so that the file's own
+                                  bound is 256 MiB), then zeros
+  elfbomb.py altform ELF -        subprograms' names in ELF's DWARF read from
+                                  a dwz alt file (DW_FORM_strp_sup)
+  elfbomb.py altlink OUT PATH:ALT a .gnu_debugaltlink naming PATH, with the
+                                  build-id of ELF file ALT
 
 A stream of zeros repeats: one chunk is compressed once and its bytes
 repeated (deflate after a full flush, xz as one block per chunk).
@@ -143,6 +151,65 @@ def compress_names(path, size):
     elf.save()
 
 
+def padded(path, size):
+    """.debug_str moved to the end of the file, compressed, padded."""
+    import os
+    elf = Elf(path)
+    k = elf.find(".debug_str")
+    off, n = elf.field(k, 0x18), elf.field(k, 0x20)
+    data = chdr(size, bytes(elf.b[off:off + n]) + os.urandom(8 << 20))
+    elf.b += bytes(-len(elf.b) % 8)
+    elf.field(k, 0x18, len(elf.b))
+    elf.field(k, 0x20, len(data))
+    elf.field(k, 0x08, elf.field(k, 0x08) | SHF_COMPRESSED)
+    elf.field(k, 0x30, 8)
+    elf.b += data
+    elf.save()
+
+
+def read_uleb(b, i):
+    v, i = read_varint(b, i)
+    return v, i
+
+
+def altform(path):
+    """DW_AT_name of DW_TAG_subprogram: DW_FORM_strp to DW_FORM_strp_sup (one byte each)."""
+    elf = Elf(path)
+    k = elf.find(".debug_abbrev")
+    i, end = elf.field(k, 0x18), elf.field(k, 0x18) + elf.field(k, 0x20)
+    changed = 0
+    while i < end:
+        code, i = read_uleb(elf.b, i)
+        if not code:
+            continue
+        tag, i = read_uleb(elf.b, i)
+        i += 1  # children
+        while True:
+            attr, i = read_uleb(elf.b, i)
+            at_form = i
+            form, i = read_uleb(elf.b, i)
+            if form == 0x21:  # implicit_const: a signed LEB128 follows
+                _, i = read_uleb(elf.b, i)
+            if not attr and not form:
+                break
+            if tag == 0x2E and attr == 0x03 and form == 0x0E:
+                elf.b[at_form] = 0x1D
+                changed += 1
+    assert changed, "no subprogram name to change"
+    elf.save()
+
+
+def altlink(out, arg):
+    path, alt = arg.split(":", 1)
+    elf = Elf(alt)
+    k = elf.find(".note.gnu.build-id")
+    off = elf.field(k, 0x18)
+    namesz, descsz = struct.unpack_from("<II", elf.b, off)
+    desc = off + 12 + (namesz + 3) // 4 * 4
+    with open(out, "wb") as f:
+        f.write(path.encode() + b"\0" + bytes(elf.b[desc:desc + descsz]))
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -151,6 +218,12 @@ def main():
         set_compressed(a, b)
     elif what == "names":
         compress_names(a, int(b))
+    elif what == "padded":
+        padded(a, int(b))
+    elif what == "altform":
+        altform(a)
+    elif what == "altlink":
+        altlink(a, b)
     elif what in ("chdr", "zdebug", "xz"):
         size = int(b)
         if what == "chdr":
