@@ -110,6 +110,11 @@ struct record_opts {
 	 * includes the hypervisor's (the bench compares the cost)
 	 */
 	bool no_steal;
+	/*
+	 * WPROF_UNWIND_ROWS=few: a kernel row array of 65536 rows, so that a
+	 * test runs out of room with a few programs (src/session.c)
+	 */
+	bool few_rows;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

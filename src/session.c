@@ -345,11 +345,14 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 /*
  * Room for the unwind rows known before load, and for as many again (at least
  * 2M rows, 16 MiB) for code the targets map later: the array cannot grow.
+ * WPROF_UNWIND_ROWS=few: 65536 rows, whatever is known.
  */
-static __u32 rows_capacity(size_t known)
+static __u32 rows_capacity(const struct record_opts *o, size_t known)
 {
 	size_t n = known + (known > (2U << 20) ? known : (2U << 20));
 
+	if (o->few_rows)
+		return 1U << 16;
 	return n > (64U << 20) ? 64U << 20 : n;
 }
 
@@ -441,7 +444,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	}
 	s->opts = opts;
 	s->stats_fd = -1;
-	s->max_rows = rows_capacity(unwind_rows);
+	s->max_rows = rows_capacity(opts, unwind_rows);
 	if (!rq_clock_time(opts, kbtf))
 		choose_switch_time(s);
 	/*
