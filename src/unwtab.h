@@ -14,7 +14,6 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include <elfutils/libdw.h>
 #include <linux/types.h>
 
 #include "wprof.h"
@@ -65,15 +64,5 @@ size_t unwtab__nr_rows(const struct unwtab *u);
 int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows, int procs_fd);
 
 void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st);
-
-/*
- * The rows of one ELF image (exposed for tests): appends to *@rows
- * (realloc'd; *@nr rows, *@cap allocated) the rows of @elf's .eh_frame,
- * with pc relative to *@base (the lowest address covered). 0, or -ENOENT
- * when @elf has no usable .eh_frame_hdr, -E2BIG when its code spans 4 GiB,
- * -EBADMSG when its CFI names a register above any CPU's (none is used).
- */
-int unwtab__build_rows(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
-		       __u64 *base);
 
 #endif /* WPROF_UNWTAB_H */

@@ -10,8 +10,10 @@ FUZZ_DIR     := $(OUT)/fuzz
 FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter
-# what the parsers under test are made of (src/unwtab.c is included by its harness)
+# what the parsers under test are made of
 FUZZ_MODS    := safestr folded foldread stackcap perfmap procmaps proclive kallsyms elfsyms sectsyms zsects demangle demangle_v0 dwinline hmap util
+# the unwind tables (src/unwtab.c is included by its harness)
+FUZZ_MODS    += cfirows rowalloc
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report svg \
 		flame pprof strmap origins

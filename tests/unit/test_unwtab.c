@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "unwtab.h"
+#include "cfirows.h"
 #include "wprof.h"
 
 #define MAX_MODS 16
@@ -67,7 +67,7 @@ static int add_mod(struct dl_phdr_info *info, size_t size, void *ctx)
 	if (fd < 0)
 		return 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !unwtab__build_rows(elf, &m->rows, &m->nr, &cap, &m->base))
+	if (elf && !cfirows__build(elf, &m->rows, &m->nr, &cap, &m->base))
 		nr_mods++;
 	else
 		free(m->rows);
@@ -277,7 +277,7 @@ static void test_huge_register(void)
 		goto out;
 	elf = elf_begin(mfd, ELF_C_READ_MMAP, NULL);
 	getrusage(RUSAGE_SELF, &before);
-	ret = elf ? unwtab__build_rows(elf, &rows, &nr, &cap, &base) : -1;
+	ret = elf ? cfirows__build(elf, &rows, &nr, &cap, &base) : -1;
 	getrusage(RUSAGE_SELF, &after);
 	CHECK(ret == -EBADMSG && nr == 0, "refused: no rows from it (%d, %zu rows)", ret, nr);
 	CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "no memory taken for it (%ld KiB)",
