@@ -69,6 +69,8 @@ struct walk_state {
 	__u32 last_map; /* index of the mapping of the last frame + 1; 0: none */
 	__u32 fp_ok;    /* fp holds the frame pointer's true value */
 	__u32 exact_pc; /* pc is not a return address (frame 0, after a signal frame) */
+	__u32 stale;    /* the maps named rows given to other code since: not used */
+	__u32 pad;
 };
 
 struct stack_chunk {
@@ -174,6 +176,21 @@ static __always_inline int find_map(struct wprof_proc_maps *pm, __u64 pc)
 		return -1;
 	idx = (s.lo - 1) & (WPROF_MAX_EXEC_MAPS - 1);
 	return pc < pm->maps[idx].end ? (int)idx : -1;
+}
+
+/*
+ * Whether the rows mapping `m` names are still its code's: user space gives
+ * the room of code no live process maps to other code, and maps the BPF
+ * side copied at a fork may outlive them (see struct wprof_exec_map). A walk
+ * that finds them so reads nothing more of them: user space holds the room
+ * given back long enough for walks that read the header before to end.
+ */
+static __always_inline bool rows_current(struct wprof_exec_map *m)
+{
+	__u32 idx = m->page_first - 1;
+	struct wprof_unwind_row *h = bpf_map_lookup_elem(&unwind_rows, &idx);
+
+	return h && h->kind == WPROF_ROW_HEADER && h->pc == m->tag;
 }
 
 /* Entry `idx` of a page index: a row index, or WPROF_NO_ROW. */
@@ -318,7 +335,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	__u32 kind = WPROF_CFA_NONE;
 	bool by_fp = false;
 
-	if (c->pm) {
+	if (c->pm && !c->s->stale) {
 		/* callers are most often in the mapping of the callee */
 		__u32 last = (c->s->last_map - 1) & (WPROF_MAX_EXEC_MAPS - 1);
 		int idx;
@@ -338,8 +355,15 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		}
 		c->s->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
 		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
-		if (m->row_nr && m->page_nr && look >= m->base)
-			row = find_row(m, (__u32)(look - m->base));
+		if (m->row_nr && m->page_nr && look >= m->base) {
+			if (rows_current(m)) {
+				row = find_row(m, (__u32)(look - m->base));
+			} else {
+				/* maps older than the rows: on as without maps, and ask again */
+				c->s->stale = true;
+				ask_maps(c->pm, c->s->pid);
+			}
+		}
 	}
 	if (row)
 		kind = row->kind;
@@ -396,7 +420,7 @@ next:
 		c->s->cut = WPROF_CUT_LOOP;
 		return 1;
 	}
-	if (!c->pm && !is_exec(c->task, ra)) {
+	if ((!c->pm || c->s->stale) && !is_exec(c->task, ra)) {
 		c->s->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
@@ -485,6 +509,7 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 	s->last_map = 0;
 	s->fp_ok = true;
 	s->exact_pc = true;
+	s->stale = false;
 	c.st = st;
 	c.chunk = chunk;
 	c.s = s;
@@ -497,7 +522,7 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 	stat_add(WPROF_STAT_CFI_FRAMES, s->cfi_frames);
 	stat_add(WPROF_STAT_FP_FRAMES, s->fp_frames);
 	st->nr = s->nr;
-	if (!c.pm)
+	if (!c.pm || s->stale)
 		put_cut(st, s->nr, WPROF_CUT_NO_TABLE);
 	else if (s->cut)
 		put_cut(st, s->nr, s->cut);

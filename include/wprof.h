@@ -96,6 +96,13 @@ struct wprof_unwind_row {
 	__s8 fp_off8;  /* caller's fp saved at CFA + 8 * fp_off8; 0: fp unchanged */
 };
 
+/*
+ * The row before a file's page index in unwind_rows: its pc field holds the
+ * tag of the rows that follow, which user space changes when it gives their
+ * room to another file's (src/unwtab.c). Never the kind of another row.
+ */
+#define WPROF_ROW_HEADER 0xff
+
 /* An executable mapping of a process and the rows of the code it maps. */
 struct wprof_exec_map {
 	__u64 start, end; /* [start, end) */
@@ -110,6 +117,13 @@ struct wprof_exec_map {
 	 */
 	__u32 page_first;
 	__u32 page_nr;
+	/*
+	 * The rows are these maps' only while the header row before the page
+	 * index (page_first - 1) is a WPROF_ROW_HEADER with this tag: maps
+	 * copied at a fork may outlive the rows they name.
+	 */
+	__u32 tag;
+	__u32 pad;
 };
 #define WPROF_PAGE_SHIFT 10
 #define WPROF_NO_ROW 0xffffffffU

@@ -111,7 +111,7 @@ struct record_opts {
 	 */
 	bool no_steal;
 	/*
-	 * WPROF_UNWIND_ROWS=few: a kernel row array of 65536 rows, so that a
+	 * WPROF_UNWIND_ROWS=few: a kernel row array of 131072 rows, so that a
 	 * test runs out of room with a few programs (src/session.c)
 	 */
 	bool few_rows;

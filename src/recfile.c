@@ -93,6 +93,9 @@ static const size_t unw_counters[] = {
 	F(struct unwtab_stats, maps_truncated), F(struct unwtab_stats, build_ns),
 	F(struct unwtab_stats, files_cfi_refused),
 	F(struct unwtab_stats, files_inflate_refused),
+	F(struct unwtab_stats, rows_live_peak), F(struct unwtab_stats, rows_capacity),
+	F(struct unwtab_stats, files_given_back), F(struct unwtab_stats, files_rebuilt),
+	F(struct unwtab_stats, room_waits),     F(struct unwtab_stats, images_dropped),
 };
 #undef F
 

@@ -469,6 +469,23 @@ static int on_new_process(const struct wprof_event *e, void *ctx)
 	return 0;
 }
 
+/*
+ * Processes whose maps wait for room in the kernel's unwind rows to be given
+ * back (unwtab.c): the drain comes soon, since it both learns of the ended
+ * processes whose code's room can go and is the grace point after which
+ * room given back can be used; after it (@drained) they are read again.
+ */
+static void retry_room(struct recorder *r, __u64 *next_drain, bool drained)
+{
+	__u32 pids[64];
+	size_t n = unwtab__waiting(r->unw, pids, ARRAY_SIZE(pids));
+
+	if (n && *next_drain > now_ns() + DRAIN_SOON_NS)
+		*next_drain = now_ns() + DRAIN_SOON_NS;
+	for (size_t i = 0; drained && i < n; i++)
+		snapshot(r, pids[i], false);
+}
+
 static const char *record_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -534,11 +551,19 @@ static const char *record_loop(struct recorder *r)
 				next_scan = 0;
 			}
 			proclive__collect(r->live);
-			if (r->unw)
+			if (r->unw) {
 				unwtab__prune(r->unw, r->live);
+				/* the drain's switch of maps waited for every program running */
+				if (pct >= 0)
+					unwtab__grace(r->unw);
+			}
 			symbolizer__prune(r->sym, r->live);
 			if (pct >= 0)
 				retire(r);
+			if (r->unw)
+				retry_room(r, &next_drain, pct >= 0);
+		} else if (r->unw) {
+			retry_room(r, &next_drain, false);
 		}
 	}
 }

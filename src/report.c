@@ -149,6 +149,15 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		(unsigned long long)p->unw.rows, p->unw.build_ns / 1e6);
 	if (p->unw.files_no_cfi)
 		fprintf(f, " (%llu without .eh_frame)", (unsigned long long)p->unw.files_no_cfi);
+	if (p->unw.rows_capacity)
+		fprintf(f, "; live processes' code took at most %llu of the kernel's %llu rows",
+			(unsigned long long)p->unw.rows_live_peak,
+			(unsigned long long)p->unw.rows_capacity);
+	if (p->unw.files_given_back)
+		fprintf(f, "; the room of %llu files no process mapped given to others",
+			(unsigned long long)p->unw.files_given_back);
+	if (p->unw.room_waits)
+		fprintf(f, " (%llu processes waited for it)", (unsigned long long)p->unw.room_waits);
 	if (p->unw.files_cfi_refused)
 		fprintf(f, "; %llu files' CFI refused: it names registers no CPU has (walked by "
 			"frame pointers)", (unsigned long long)p->unw.files_cfi_refused);

@@ -345,14 +345,14 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 /*
  * Room for the unwind rows known before load, and for as many again (at least
  * 2M rows, 16 MiB) for code the targets map later: the array cannot grow.
- * WPROF_UNWIND_ROWS=few: 65536 rows, whatever is known.
+ * WPROF_UNWIND_ROWS=few: 131072 rows (1 MiB), whatever is known.
  */
 static __u32 rows_capacity(const struct record_opts *o, size_t known)
 {
 	size_t n = known + (known > (2U << 20) ? known : (2U << 20));
 
 	if (o->few_rows)
-		return 1U << 16;
+		return 1U << 17;
 	return n > (64U << 20) ? 64U << 20 : n;
 }
 

@@ -36,6 +36,12 @@ struct unwtab_stats {
 	__u64 files_cfi_refused; /* ... whose CFI names registers no CPU has: frame-pointer steps */
 	/* ... whose .debug_frame would inflate past the bound of zsects.h: not read */
 	__u64 files_inflate_refused;
+	__u64 rows_live_peak;   /* most rows in use at once by live processes' files */
+	__u64 rows_capacity;    /* rows in the kernel's array */
+	__u64 files_given_back; /* kernel copies given back for others' room */
+	__u64 files_rebuilt;    /* files built again (their rows dropped to the memory budget) */
+	__u64 room_waits;       /* processes whose maps waited for room to be given back */
+	__u64 images_dropped;   /* files' rows dropped from user memory to the budget */
 };
 
 struct unwtab *unwtab__new(void); /* NULL and errno on failure */
@@ -51,15 +57,30 @@ int unwtab__add_pid(struct unwtab *u, int pid);
 int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_maps *maps);
 /* @pid was found gone: its kernel entry, if any, goes. */
 void unwtab__gone(struct unwtab *u, int pid);
-/* Forget processes that exited (their kernel entries too), as @live tells (NULL: /proc). */
+/*
+ * Forget processes that exited (their kernel entries too), as @live tells
+ * (NULL: /proc): the rows of files no live process maps may then be given
+ * back for others' (see unwtab.c).
+ */
 void unwtab__prune(struct unwtab *u, struct proclive *live);
-/* Rows built so far: what the kernel's row array must hold at least. */
+/*
+ * Every BPF program run that began before the caller's last update of a
+ * map of maps has ended (a drain's): room given back before it can be
+ * used again once it is a second old (rowalloc.h).
+ */
+void unwtab__grace(struct unwtab *u);
+/*
+ * Up to @max processes whose maps wait for room being given back, into
+ * @pids: read them again after the next grace point. How many.
+ */
+size_t unwtab__waiting(const struct unwtab *u, __u32 *pids, size_t max);
+/* Rows the files of the processes known so far take: what the kernel's array must hold. */
 size_t unwtab__nr_rows(const struct unwtab *u);
 
 /*
  * Bind to the kernel's maps: @rows, the mmap()ed row array of @max_rows
- * entries; @procs_fd, the tgid -> struct wprof_proc_maps hash. Sends what
- * waits. 0 or -errno.
+ * entries (zeroed); @procs_fd, the tgid -> struct wprof_proc_maps hash.
+ * Sends what waits. 0 or -errno.
  */
 int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows, int procs_fd);
 

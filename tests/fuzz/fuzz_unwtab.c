@@ -22,25 +22,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;
 	/* as file_of() makes a file's entry */
-	u->files = f = calloc(1, sizeof(*f));
+	f = calloc(1, sizeof(*f));
 	FUZZ_ASSERT(f);
-	u->nr_files = 1;
+	f->kfirst = WPROF_NO_ROW;
 	f->err = -ENOENT;
+	u->files = calloc(1, sizeof(*u->files));
+	FUZZ_ASSERT(u->files);
+	u->files[0] = f;
+	u->nr_files = u->cap_files = 1;
 	build_file(u, f, elf);
 	FUZZ_ASSERT(f->err || f->row_nr > 0);
 	if (!f->err) {
-		const struct wprof_unwind_row *rows = &u->rows[f->row_first];
+		const struct wprof_unwind_row *rows = &f->img[f->page_nr];
 
-		FUZZ_ASSERT(f->row_first + f->row_nr <= u->nr_rows);
-		FUZZ_ASSERT(f->page_first + f->page_nr == f->row_first);
+		FUZZ_ASSERT(f->img && f->page_nr > 0);
 		for (__u32 i = 0; i < f->row_nr; i++) {
 			FUZZ_ASSERT(!i || rows[i - 1].pc <= rows[i].pc);
 			FUZZ_ASSERT(rows[i].kind <= WPROF_CFA_BAD);
 		}
+		/* the page index points at the file's rows only (counted from the first) */
 		for (__u32 p = 0; p < f->page_nr; p++) {
-			__u32 r = u->rows[f->page_first + p].pc;
+			__u32 r = f->img[p].pc;
 
-			FUZZ_ASSERT(r == WPROF_NO_ROW || (r >= f->row_first && r < f->row_first + f->row_nr));
+			FUZZ_ASSERT(r == WPROF_NO_ROW || r < f->row_nr);
 		}
 	}
 out:
