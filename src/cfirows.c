@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * From .eh_frame to rows the BPF walk can follow. libdw interprets the CFI
+ * From .eh_frame to rows the BPF walk can follow. .eh_frame_hdr's sorted
+ * table says where each FDE starts, and so where code without CFI lies
+ * between them (a WPROF_CFA_NONE row: frame-pointer steps there); each FDE
+ * is run once (ehrows.c). .debug_frame (Go) is interpreted by libdw
  * (dwarf_cfi_addrframe(): the rules in force at an address, and the range
- * they hold for); .eh_frame_hdr's sorted table says where each FDE starts,
- * and so where code without CFI lies between them (a WPROF_CFA_NONE row:
- * frame-pointer steps there). Rules are reduced to what x86-64 compilers
+ * they hold for), as .eh_frame was: the tests compare the two ways. Rules are reduced to what x86-64 compilers
  * emit: CFA = rsp or rbp + offset, return address at CFA - 8, rbp saved at
  * CFA + n * 8 or unchanged; the PLT's expression; the signal trampoline.
  * Anything else ends a walk there (WPROF_CFA_BAD), it is never guessed.
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cfirows.h"
+#include "ehrows.h"
 #include "hmap.h"
 #include "util.h"
 
@@ -67,8 +69,11 @@ static int read_encoded(const __u8 *p, const __u8 *end, __u8 enc, __u64 datarel,
 	return 0;
 }
 
-/* The FDE start addresses of .eh_frame_hdr's table (sorted), malloc'd. */
-static int fde_starts(Elf *elf, __u64 **out, size_t *nr)
+/*
+ * The FDE start addresses of .eh_frame_hdr's table (sorted), malloc'd, and
+ * the FDEs' own addresses in *@fdes (malloc'd too).
+ */
+static int fde_starts(Elf *elf, __u64 **out, __u64 **fdes, size_t *nr)
 {
 	const __u8 *p, *end;
 	__u64 hdr_vaddr = 0, v, count;
@@ -101,8 +106,13 @@ static int fde_starts(Elf *elf, __u64 **out, size_t *nr)
 	if (count > (size_t)(end - p) / 8)
 		return -EINVAL;
 	*out = malloc((count + 1) * sizeof(**out));
-	if (!*out)
+	*fdes = malloc((count + 1) * sizeof(**fdes));
+	if (!*out || !*fdes) {
+		free(*out);
+		free(*fdes);
+		*out = *fdes = NULL;
 		return -ENOMEM;
+	}
 	*nr = 0;
 	for (__u64 i = 0; i < count; i++) {
 		__u64 loc, fde;
@@ -112,6 +122,7 @@ static int fde_starts(Elf *elf, __u64 **out, size_t *nr)
 			break;
 		if (*nr && loc <= (*out)[*nr - 1])
 			continue; /* not sorted: keep what is */
+		(*fdes)[*nr] = fde;
 		(*out)[(*nr)++] = loc;
 	}
 	return 0;
@@ -510,7 +521,7 @@ static bool cfi_regs_ok(const unsigned char *ident, Elf_Data *data, bool eh)
  * with no bytes in the file, SHT_NOBITS: libdw would read through its NULL
  * buffer).
  */
-static Elf_Data *section_data(Elf *elf, const char *name)
+static Elf_Data *section_data(Elf *elf, const char *name, __u64 *addr)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Elf_Scn *scn = NULL;
@@ -528,6 +539,8 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 		if (n && !strcmp(n, name)) {
 			Elf_Data *d = elf_getdata(scn, NULL);
 
+			if (addr)
+				*addr = sh.sh_addr;
 			return d && d->d_buf && d->d_size ? d : NULL;
 		}
 	}
@@ -542,7 +555,7 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	/* dwarf_begin_elf() has decompressed it in place, if it was */
-	Elf_Data *data = section_data(elf, ".debug_frame");
+	Elf_Data *data = section_data(elf, ".debug_frame", NULL);
 	Dwarf_Off off = 0, at;
 	Dwarf_CFI_Entry e;
 	size_t cap = 0;
@@ -607,13 +620,16 @@ static int merge_rows(const struct wprof_unwind_row *a, size_t na,
 	return err;
 }
 
-int cfirows__build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap, __u64 *base)
+/* See cfirows__build(); @libdw: every row of .eh_frame from libdw (the reference). */
+static int build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap, __u64 *base,
+		 bool libdw)
 {
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	struct wprof_unwind_row *eh = NULL, *dbg = NULL;
 	size_t neh = 0, ceh = 0, ndbg = 0, cdbg = 0, n_eh_fde = 0, n_dbg_fde = 0, first = *nr;
-	__u64 *eh_starts = NULL, *dbg_starts = NULL;
+	__u64 *eh_starts = NULL, *eh_fdes = NULL, *dbg_starts = NULL, eh_addr = 0;
 	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;
-	Elf_Data *eh_data;
+	Elf_Data *eh_data = NULL;
 	Dwarf *dw = NULL;
 	bool refused = false;
 	int err = 0;
@@ -622,12 +638,14 @@ int cfirows__build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t 
 	 * .eh_frame found by its section, as dwarf_getcfi_elf() finds it
 	 * first; without one (no section headers), not used at all.
 	 */
-	if (!fde_starts(elf, &eh_starts, &n_eh_fde) && n_eh_fde &&
-	    (eh_data = section_data(elf, ".eh_frame"))) {
-		if (cfi_regs_ok((const unsigned char *)elf_getident(elf, NULL), eh_data, true))
-			eh_cfi = dwarf_getcfi_elf(elf);
-		else
+	if (!fde_starts(elf, &eh_starts, &eh_fdes, &n_eh_fde) && n_eh_fde &&
+	    (eh_data = section_data(elf, ".eh_frame", &eh_addr))) {
+		if (!cfi_regs_ok(ident, eh_data, true))
 			refused = true;
+		else if (libdw && !(eh_cfi = dwarf_getcfi_elf(elf)))
+			eh_data = NULL;
+	} else {
+		eh_data = NULL;
 	}
 	/* code with no .eh_frame of its own may still have .debug_frame (Go) */
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -635,21 +653,31 @@ int cfirows__build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t 
 		dbg_cfi = dwarf_getcfi(dw);
 	refused |= err == -EBADMSG;
 	/* a file whose CFI is refused in part is not trusted in the rest */
-	if (refused || (!eh_cfi && !dbg_cfi)) {
+	if (refused || (!eh_data && !dbg_cfi)) {
 		err = refused ? -EBADMSG : -ENOENT;
 		goto out;
 	}
 	err = 0;
-	if (eh_cfi && eh_starts[0] < *base)
+	if (eh_data && eh_starts[0] < *base)
 		*base = eh_starts[0];
 	if (dbg_cfi && dbg_starts[0] < *base)
 		*base = dbg_starts[0];
 	if (eh_cfi)
 		err = rows_of(eh_cfi, eh_starts, n_eh_fde, *base, &eh, &neh, &ceh);
+	else if (eh_data)
+		err = ehrows__build(ident, eh_data, eh_addr, eh_starts, eh_fdes, n_eh_fde, *base,
+				    &eh, &neh, &ceh);
 	if (!err && dbg_cfi)
 		err = rows_of(dbg_cfi, dbg_starts, n_dbg_fde, *base, &dbg, &ndbg, &cdbg);
-	if (!err)
+	if (!err && !ndbg && !*rows) {
+		/* nothing to merge, nothing to append to: the rows as they are */
+		*rows = eh;
+		*nr = neh;
+		*cap = ceh;
+		eh = NULL;
+	} else if (!err) {
 		err = merge_rows(eh, neh, dbg, ndbg, rows, nr, cap);
+	}
 	if (err)
 		*nr = first;
 out:
@@ -660,6 +688,18 @@ out:
 	free(eh);
 	free(dbg);
 	free(eh_starts);
+	free(eh_fdes);
 	free(dbg_starts);
 	return err;
+}
+
+int cfirows__build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap, __u64 *base)
+{
+	return build(elf, rows, nr, cap, base, false);
+}
+
+int cfirows__build_libdw(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
+			 __u64 *base)
+{
+	return build(elf, rows, nr, cap, base, true);
 }

@@ -24,6 +24,13 @@ int cfirows__build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t 
 		   __u64 *base);
 
 /*
+ * The same, with libdw running every row of .eh_frame (dwarf_cfi_addrframe()
+ * at each address range: many times slower): what the tests compare with.
+ */
+int cfirows__build_libdw(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *cap,
+			 __u64 *base);
+
+/*
  * Append @row to the rows from index @first on, unless the rules before it
  * go on (no new row) or it starts where the last one does (it replaces it).
  * 0 or -ENOMEM.

@@ -13,7 +13,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Wno-un
 # what the parsers under test are made of
 FUZZ_MODS    := safestr folded foldread stackcap perfmap procmaps proclive kallsyms elfsyms sectsyms zsects demangle demangle_v0 dwinline hmap util
 # the unwind tables (src/unwtab.c is included by its harness)
-FUZZ_MODS    += cfirows rowalloc
+FUZZ_MODS    += cfirows ehrows rowalloc
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report svg \
 		flame pprof strmap origins
