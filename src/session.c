@@ -343,13 +343,16 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 }
 
 /*
- * Room for the unwind rows known before load, and for as many again (at least
- * 2M rows, 16 MiB) for code the targets map later: the array cannot grow.
- * WPROF_UNWIND_ROWS=few: 131072 rows (1 MiB), whatever is known.
+ * The unwind rows' array cannot grow once loaded; user space gives back the
+ * room of code no live process maps (unwtab.c), so it must hold what live
+ * processes map at once, with room to spare for what is being given back:
+ * 8M rows (64 MiB: over twice what a build with clang peaks at, see the
+ * README's Memory section), or twice what the processes known before load
+ * map. WPROF_UNWIND_ROWS=few: 131072 rows (1 MiB), whatever is known.
  */
 static __u32 rows_capacity(const struct record_opts *o, size_t known)
 {
-	size_t n = known + (known > (2U << 20) ? known : (2U << 20));
+	size_t n = 2 * known > (8U << 20) ? 2 * known : (8U << 20);
 
 	if (o->few_rows)
 		return 1U << 17;
