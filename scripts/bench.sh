@@ -6,7 +6,9 @@
 # cheapest hook there is (bpftrace counting sched_switch); and requests/s of a
 # redis-server of its own under `redis-benchmark -c 1`, without and with
 # `wprof record -p` on it, and under the floor; wprof's RSS under process
-# churn, and its own CPU beside 2000 idle processes. Repetitions are
+# churn, and its own CPU beside 2000 idle processes; this project's build,
+# `make -j2 all`, without and with `wprof record --` (the build's time and
+# wprof's own CPU, beside the build's). Repetitions are
 # interleaved so that drift of this shared machine hits every configuration
 # alike; medians. The end is one Markdown table, to paste into an issue.
 #
@@ -597,6 +599,39 @@ churn_run() {
 }
 churn_run
 
+# ---- a build under `wprof record -- make -j2` ----
+
+# This project's `make -j2 all` in a clone of it, BUILD_REPS times without
+# and with `wprof record -o /dev/null --` (interleaved): the build's wall
+# time and CPU time (bash's time: the build's processes, and wprof's with
+# them), and wprof's own CPU (perf stat --no-inherit: wprof's process
+# alone, its children not). Sets build_off to why there is no figure.
+BUILD_REPS=${BENCH_BUILD_REPS:-1}
+build_off=""
+# build_once CONFIG REP: one build from clean; "WALL CPU [OWN]" appended to CONFIG.build
+build_once() {
+	local c=$1 dir=$tmp/build-clone log=$tmp/$1.$2.log t wprof=()
+	[ -n "$build_off" ] && return
+	rm -rf "$dir/build"
+	[ "$c" = build-wprof ] && wprof=(perf stat -e task-clock --no-inherit -x, -o "$tmp/$c.$2.own"
+		-- "$(readlink -f "$WPROF")" record -o /dev/null --)
+	# the clone builds in its own build/, whatever OUT and WPROF say here
+	t=$( { TIMEFORMAT='%R %U %S'; time (cd "$dir" &&
+		"${wprof[@]}" env -u OUT -u WPROF make -j2 all >"$log" 2>&1); } 2>&1) ||
+		{ build_off="failed: $c: the build or wprof failed (bench: $log)"; tail -n 15 "$log" >&2; return; }
+	echo "$t" | awk -v own="$(awk -F, '/task-clock/ { print $1 / 1000 }' "$tmp/$c.$2.own" 2>/dev/null)" \
+		'{ print $1, $2 + $3, own }' >>"$tmp/$c.build"
+	printf 'rep %d %-12s %s\n' "$2" "$c" "$(tail -n 1 "$tmp/$c.build")"
+}
+if ! git clone -q "$(dirname "$0")/.." "$tmp/build-clone" 2>"$tmp/clone.log"; then
+	build_off="failed: cannot clone the project (bench: $(head -n 1 "$tmp/clone.log"))"
+fi
+for i in $(seq "$BUILD_REPS"); do
+	build_once build-base "$i"
+	build_once build-wprof "$i"
+done
+rm -rf "$tmp/build-clone"
+
 # ---- the table ----
 
 # med NAME: m and mb, the median of NAME.ops and whether it is an upper bound
@@ -907,6 +942,8 @@ echo "per configuration and repetition under one attach of the tool (their media
 echo "started ${SETTLE_S} s after the tool attached; redis-benchmark -c 1 -t get,set against a"
 echo "redis-server of its own: -n $REDIS_REQS unpinned, -n $REDIS_REQS_PINNED with the server and"
 echo "the client on CPU $BENCH_CPU; $REPS interleaved repetitions (twice as many redis runs), medians;"
+echo "\`make -j2 all\` of this project in a clone of it, $BUILD_REPS time(s) each without and with"
+echo "\`wprof record -o /dev/null --\` (wprof's own CPU from perf stat --no-inherit);"
 echo "$(nproc) CPUs, Linux $(uname -r); $((SECONDS - start_s)) s."
 echo
 echo "| configuration | median (min-max) | throughput lost | time added per op | goal |"
@@ -990,6 +1027,28 @@ own_row() {
 }
 own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: process ends from pidfds" own-pidfd
 own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: from /proc (WPROF_PROC_ENDS=proc)" own-proc
+# build_row: the build's figures (medians of the reps) without and with wprof
+build_row() {
+	local label="\`make -j2 all\` of wprof"
+	if [ -n "$build_off" ] || ! [ -s "$tmp/build-base.build" ] || ! [ -s "$tmp/build-wprof.build" ]; then
+		echo "| $label: under wprof record | ${build_off:-failed: no figure} | | | |"
+		return
+	fi
+	awk -v label="$label" 'function med(a, n,   i, j, t) {
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		FNR == NR { bw[++nb] = $1; bc[nb] = $2; next }
+		{ ww[++nw] = $1; wc[nw] = $2; wo[nw] = $3 }
+		END {
+			w0 = med(bw, nb); c0 = med(bc, nb); w1 = med(ww, nw); c1 = med(wc, nw); o = med(wo, nw)
+			printf "| %s: no profiler | %.1f s wall, %.1f s CPU | | | |\n", label, w0, c0
+			printf "| %s: under wprof record | %.1f s wall, %.1f s CPU (wprof with it); wprof itself %.2f s of CPU, %.1f%% of the build'"'"'s | %+.1f%% wall | %+.1f s CPU in the build'"'"'s processes | wprof'"'"'s CPU < 5%% of the build'"'"'s: %s |\n",
+				label, w1, c1, o, 100 * o / c0, 100 * (w1 / w0 - 1), c1 - o - c0,
+				o < 0.05 * c0 ? "met" : "**not met**"
+		}' "$tmp/build-base.build" "$tmp/build-wprof.build"
+}
+build_row
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \
 	"$redis_base_set_p" req/s 5 redis-pinned-SET
