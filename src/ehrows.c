@@ -351,7 +351,10 @@ static int run(struct run *r, const struct cie *c, const __u8 *p, const __u8 *en
 		}
 		switch (op) {
 		case DW_CFA_nop:
+			continue;
 		case DW_CFA_GNU_window_save:
+			/* SPARC's: libdw saves register 16 (here the return address) at CFA + 0 */
+			s->ra = (struct rule){ .how = R_OFFSET, .off = 0 };
 			continue;
 		case DW_CFA_set_loc:
 			if (!r || !(p = read_ptr(p, end, c->fde_enc, r->section_vaddr +
