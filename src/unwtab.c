@@ -431,6 +431,11 @@ static int place(struct unwtab *u, struct tab_file *f, __u64 now)
 		k[1 + p] = (struct wprof_unwind_row){
 			.pc = f->img[p].pc == WPROF_NO_ROW ? WPROF_NO_ROW : rows_at + f->img[p].pc,
 		};
+	/*
+	 * 32 bits: at one placement a millisecond they come round after 49
+	 * days, and a stale map entry would then also have to name this very
+	 * row as its header to be taken for the new rows'.
+	 */
 	f->tag = u->next_tag++;
 	if (!u->next_tag) /* 0 is no tag */
 		u->next_tag = 1;

@@ -7,7 +7,8 @@
  *
  * Rows are built before the BPF maps exist (so that the row array can be
  * sized), then bound to them; from then on new rows and process maps go to
- * the kernel as soon as they are made.
+ * the kernel as soon as they are made, and the rows of code no live process
+ * maps give their room to other code's when it is short (unwtab.c).
  */
 #ifndef WPROF_UNWTAB_H
 #define WPROF_UNWTAB_H
