@@ -524,7 +524,7 @@ __weak __noinline int thread_exited(struct wprof_thread *th, __u32 tid, __u64 no
 }
 
 static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, bool preempt,
-					unsigned int state, __u64 now, bool typed)
+					unsigned int state, __u64 now, __u64 steal, bool typed)
 {
 	__u32 tid = TASK_READ(prev, pid, typed), pid = TASK_READ(prev, tgid, typed);
 	struct wprof_thread *th;
@@ -535,7 +535,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	now = not_before_last(th, now);
 	if (th->oncpu_since_ns) {
 		add_on(th, th->oncpu_since_ns, now);
-		steal_end(th, prev, th->oncpu_since_ns, now, typed);
+		steal_end(th, steal, bpf_get_smp_processor_id(), th->oncpu_since_ns, now);
 	} else if (!th->off_since_ns) { /* first seen going off: on since first seen */
 		add_on(th, th->first_ns, now);
 	} else {
@@ -612,7 +612,8 @@ static __always_inline void untraced_out(void *ctx, struct wprof_thread *th,
 	close_unseen(th, now, switch_wake(th, next, now, typed));
 }
 
-static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64 now, bool typed)
+static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64 now, __u64 steal,
+				      bool typed)
 {
 	__u32 tid = TASK_READ(next, pid, typed), pid = TASK_READ(next, tgid, typed);
 	struct wprof_thread *th;
@@ -664,7 +665,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	}
 	th->oncpu_since_ns = now;
 	th->exec_in = TASK_READ(next, se.sum_exec_runtime, typed);
-	steal_begin(th, next, typed);
+	steal_begin(th, steal, bpf_get_smp_processor_id());
 	/* a pending interval has only just been set: it is this one */
 	if (typed && resume_walk && !resume_task_work)
 		resume_expect(tid, th->pend.start != 0);
@@ -832,7 +833,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	bool out = is_target(TASK_READ(prev, tgid, typed), TASK_READ(prev, pid, typed));
 	bool in = is_target(TASK_READ(next, tgid, typed), TASK_READ(next, pid, typed));
 	bool timed = timed_switch();
-	__u64 now, t0 = 0, t1 = 0;
+	__u64 now, steal, t0 = 0, t1 = 0;
 	__u32 kind = WPROF_STAT_SW_OTHER;
 
 	if (timed)
@@ -848,8 +849,10 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	now = switch_time(runq_sched_info ? rq_clock_of(prev, typed) : 0,
 			  TASK_READ(next, sched_info.last_queued, typed), TASK_READ(prev, pid, typed),
 			  TASK_READ(next, pid, typed), preempt || prev_state == TASK_RUNNING);
+	/* this CPU's steal clock, once for both: prev's run ends and next's begins */
+	steal = task_steal_ns(prev, typed);
 	if (out) {
-		kind = switch_out(ctx, prev, preempt, prev_state, now, typed);
+		kind = switch_out(ctx, prev, preempt, prev_state, now, steal, typed);
 		stat_add(kind, 1);
 	}
 	if (timed) {
@@ -858,7 +861,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			timed_kind(kind, t1 - t0);
 	}
 	if (in) {
-		switch_in(ctx, next, now, typed);
+		switch_in(ctx, next, now, steal, typed);
 		stat_add(WPROF_STAT_SW_IN, 1);
 		if (timed)
 			timed_kind(WPROF_STAT_SW_IN, bpf_ktime_get_ns() - t1);
@@ -1048,7 +1051,7 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 		th->first_ns = now;
 		th->oncpu_since_ns = now;
 		th->exec_in = TASK_READ(p, se.sum_exec_runtime, typed);
-		steal_begin(th, p, typed);
+		steal_begin(th, task_steal_ns(p, typed), bpf_get_smp_processor_id());
 	}
 	return 0;
 }
@@ -1109,7 +1112,7 @@ static __always_inline void resume_unseen(void *ctx, __u64 id)
 	close_interval(ctx, th, now, unseen_wake(th, now, delay), NULL, true);
 	th->oncpu_since_ns = now;
 	th->exec_in = bpf_get_current_task_btf()->se.sum_exec_runtime;
-	steal_begin(th, bpf_get_current_task_btf(), true);
+	steal_begin(th, task_steal_ns(bpf_get_current_task_btf(), true), bpf_get_smp_processor_id());
 }
 
 /*

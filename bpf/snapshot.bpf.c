@@ -77,7 +77,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 	if (task->on_cpu) {
 		th->oncpu_since_ns = th->first_ns;
 		th->exec_in = task->se.sum_exec_runtime;
-		steal_begin(th, task, true);
+		steal_begin(th, task_steal_ns(task, true), task_rq_of(task, true)->cpu);
 	} else {
 		th->off_since_ns = th->first_ns;
 		th->off_state = off_state(false, state);
@@ -149,7 +149,8 @@ int snapshot_end(struct bpf_iter__task *ctx)
 	 * Not one whose switch-out went unseen: the task is off the CPU.
 	 */
 	if (th->oncpu_since_ns && !th->exit_ns && task->on_cpu)
-		steal_end(th, task, th->oncpu_since_ns, window_end_ns, true);
+		steal_end(th, task_steal_ns(task, true), task_rq_of(task, true)->cpu,
+			  th->oncpu_since_ns, window_end_ns);
 	gen = th->off_since_ns;
 	if (!gen || th->exit_ns)
 		return 0;

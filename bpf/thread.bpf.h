@@ -93,52 +93,53 @@ struct rq___steal {
 	u64 prev_steal_time_rq;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u64 rq_steal_ns(struct rq *rq)
+/* @typed: @rq is a BTF pointer (tp_btf, iterators): a direct load, no probe read */
+static __always_inline __u64 rq_steal_ns(struct rq *rq, bool typed)
 {
 	struct rq___steal *r = (struct rq___steal *)rq;
 
 	if (!bpf_core_field_exists(r->prev_steal_time_rq))
 		return 0;
-	return BPF_CORE_READ(r, prev_steal_time_rq);
+	return typed ? r->prev_steal_time_rq : BPF_CORE_READ(r, prev_steal_time_rq);
 }
 
 /*
- * The thread of @th, task @t, gets a CPU: that CPU's steal clock then, and
- * which CPU it is, through the task's run queue (see task_rq_of()).
+ * The steal clock of the CPU task @t is on (prev at a switch: this one), through
+ * its run queue (see task_rq_of()); 0 where not accounted.
  */
-static __always_inline void steal_begin(struct wprof_thread *th, struct task_struct *t, bool typed)
+static __always_inline __u64 task_steal_ns(struct task_struct *t, bool typed)
 {
-	struct rq *rq;
+	if (!steal_time)
+		return 0;
+	return rq_steal_ns(task_rq_of(t, typed), typed);
+}
 
+/* The thread of @th gets CPU `cpu`, whose steal clock reads `steal` then. */
+static __always_inline void steal_begin(struct wprof_thread *th, __u64 steal, __u32 cpu)
+{
 	if (!steal_time)
 		return;
-	rq = task_rq_of(t, typed);
-	th->steal_cpu = typed ? rq->cpu : BPF_CORE_READ(rq, cpu);
-	th->steal_in = rq_steal_ns(rq);
+	th->steal_cpu = cpu;
+	th->steal_in = steal;
 }
 
 /*
- * The run of @th from `from` to `to`, by task @t, ends: its steal, the growth
- * of its CPU's steal clock, the window's part of it, goes to
- * off_ns[WPROF_STEAL]. Only where @t is on the CPU the clock was read on as
- * it got it: a switch the kernel gave no event for can leave a run open on
- * one CPU while the task runs on another, and CPUs' clocks differ. The
- * switch-in's reading is taken by exchange, and the sum added atomically:
- * the window-end iterator closes a run still going on another CPU, where
- * that run's own switch-out may come at the same time.
+ * The run of @th from `from` to `to` ends on CPU `cpu`, whose steal clock
+ * reads `steal`: the growth since the switch-in, the window's part of it,
+ * goes to off_ns[WPROF_STEAL]. Only where the run began on that CPU: a
+ * switch the kernel gave no event for can leave a run open on one CPU while
+ * the task runs on another, and CPUs' clocks differ. The switch-in's reading
+ * is taken by exchange, and the sum added atomically: the window-end
+ * iterator closes a run still going on another CPU, where that run's own
+ * switch-out may come at the same time.
  */
-static __always_inline void steal_end(struct wprof_thread *th, struct task_struct *t, __u64 from,
-				      __u64 to, bool typed)
+static __always_inline void steal_end(struct wprof_thread *th, __u64 steal, __u32 cpu,
+				      __u64 from, __u64 to)
 {
-	struct rq *rq;
-	__u64 in, steal, part, len;
+	__u64 in, part, len;
 
-	if (!steal_time)
+	if (!steal_time || cpu != th->steal_cpu)
 		return;
-	rq = task_rq_of(t, typed);
-	if ((typed ? rq->cpu : BPF_CORE_READ(rq, cpu)) != th->steal_cpu)
-		return;
-	steal = rq_steal_ns(rq);
 	in = __sync_lock_test_and_set(&th->steal_in, 0);
 	if (!in || steal <= in || to <= from || !window_open())
 		return;
