@@ -96,44 +96,53 @@ static __s64 mul(__s64 a, __s64 b)
 	return (__s64)((__u64)a * (__u64)b);
 }
 
-static const __u8 *uleb(const __u8 *p, const __u8 *end, __u64 *v)
+/*
+ * A LEB128 number at @p: its bits in *@v (those past 64 dropped), the bits
+ * read in *@shift, its last byte in *@last; the byte after it, or NULL when
+ * it runs past @end
+ */
+static const __u8 *leb(const __u8 *p, const __u8 *end, __u64 *v, unsigned int *shift, __u8 *last)
 {
 	__u64 r = 0;
-	unsigned int shift = 0;
+	unsigned int n = 0;
 
 	while (p && p < end) {
 		__u8 b = *p++;
 
-		if (shift < 64)
-			r |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
+		if (n < 64)
+			r |= (__u64)(b & 0x7f) << n;
+		n += 7;
 		if (!(b & 0x80)) {
 			*v = r;
+			*shift = n;
+			*last = b;
 			return p;
 		}
 	}
 	return NULL;
 }
 
+static const __u8 *uleb(const __u8 *p, const __u8 *end, __u64 *v)
+{
+	unsigned int shift;
+	__u8 last;
+
+	return leb(p, end, v, &shift, &last);
+}
+
 static const __u8 *sleb(const __u8 *p, const __u8 *end, __s64 *v)
 {
-	__u64 r = 0;
-	unsigned int shift = 0;
+	unsigned int shift;
+	__u64 r;
+	__u8 last;
 
-	while (p && p < end) {
-		__u8 b = *p++;
-
-		if (shift < 64)
-			r |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~0ULL << shift;
-			*v = (__s64)r;
-			return p;
-		}
-	}
-	return NULL;
+	p = leb(p, end, &r, &shift, &last);
+	if (!p)
+		return NULL;
+	if (shift < 64 && (last & 0x40))
+		r |= ~0ULL << shift;
+	*v = (__s64)r;
+	return p;
 }
 
 /*
