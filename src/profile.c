@@ -894,7 +894,7 @@ static int emit_all(struct builder *b)
 
 		if (t->retired)
 			continue;
-		if (t->selected && (t->on_us || t->off_us[WPROF_STEAL]) && !t->samples)
+		if (t->selected && profile__ran_unsampled(t))
 			err = emit_unsampled(b, t);
 		t->retired = true;
 	}

@@ -177,6 +177,8 @@ bool profile__asleep(const struct thread_acct *t);
  * work (a pool thread, a shell waiting for its child).
  */
 __u64 profile__busy_ns(const struct thread_acct *t);
+/* Whether @t ran (on-CPU or stolen) without a sample: one [unsampled] line for each. */
+bool profile__ran_unsampled(const struct thread_acct *t);
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid);
 void profile__free(struct profile *p);
 

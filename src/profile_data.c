@@ -32,6 +32,11 @@ __u64 profile__busy_ns(const struct thread_acct *t)
 	       t->off_ns[WPROF_OFF_DISK];
 }
 
+bool profile__ran_unsampled(const struct thread_acct *t)
+{
+	return (t->on_us || t->off_us[WPROF_STEAL]) && !t->samples;
+}
+
 const struct proc_hist *profile__hist(const struct profile *p, __u32 pid)
 {
 	for (size_t i = 0; i < p->nr_hists; i++)

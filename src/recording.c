@@ -94,7 +94,7 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 			continue;
 		selected++;
 		/* as profile__build() counts them, over the selected threads */
-		if ((t->on_us || t->off_us[WPROF_STEAL]) && !t->samples) {
+		if (profile__ran_unsampled(t)) {
 			p->unsampled_threads++;
 			p->unsampled_us += t->on_us + t->off_us[WPROF_STEAL];
 		}
