@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* On-CPU sampling: a cpu-clock perf event on every CPU counts stacks. */
 #include "common.bpf.h"
+#include "thread.bpf.h"
 #include "unwind.bpf.h"
 
 /* The user stack of a sample: from the interrupted registers when they are user mode. */
@@ -21,7 +22,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
-	__u64 ustack = 0, kstack = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ustack = 0, kstack = 0, steal = 0;
+	struct wprof_thread *th;
+	__u32 start_id;
 
 	if (!is_target(pid, tid))
 		return 0;
@@ -30,8 +34,15 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		ustack = sample_user_stack(ctx);
 	if (kernel_stacks)
 		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
+	start_id = task_start_id(task);
 	/* a sample only counts: user space shares the exact on-CPU time out by samples */
-	account(pid, tid, task_start_id((struct task_struct *)bpf_get_current_task()), ustack,
-		kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
+	account(pid, tid, start_id, ustack, kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
+	/* the steal that ended in this interrupt is this stack's, measured */
+	th = steal_time ? thread_lookup(tid) : NULL;
+	if (th)
+		steal = steal_sample(th, task_steal_ns(task, true), bpf_get_smp_processor_id(),
+				     bpf_ktime_get_ns());
+	if (steal)
+		account(pid, tid, start_id, ustack, kstack, WPROF_STEAL, steal, WPROF_WEIGHT_ONE);
 	return 0;
 }

@@ -120,13 +120,29 @@ static __always_inline void steal_begin(struct wprof_thread *th, __u64 steal, __
 	if (!steal_time)
 		return;
 	th->steal_cpu = cpu;
+	th->steal_since = 0;
 	th->steal_in = steal;
 }
 
 /*
+ * The window's part of `steal`, taken in a run's stretch from `from` to `to`
+ * (one across an edge of the window: its share, in 1/65536, no overflow
+ * under days); never more than the stretch's part.
+ */
+static __always_inline __u64 steal_share(__u64 steal, __u64 from, __u64 to)
+{
+	__u64 len = to - from, part = span(from, to);
+
+	if (part < len)
+		steal = (steal * ((part << 16) / len)) >> 16;
+	return steal < part ? steal : part;
+}
+
+/*
  * The run of @th from `from` to `to` ends on CPU `cpu`, whose steal clock
- * reads `steal`: the growth since the switch-in, the window's part of it,
- * goes to off_ns[WPROF_STEAL]. Only where the run began on that CPU: a
+ * reads `steal`: the growth since the switch-in (or since its last sample
+ * took its part, steal_sample()), the window's part of it, goes to
+ * off_ns[WPROF_STEAL]. Only where the run began on that CPU: a
  * switch the kernel gave no event for can leave a run open on one CPU while
  * the task runs on another, and CPUs' clocks differ. The switch-in's reading
  * is taken by exchange, and the sum added atomically: the window-end
@@ -136,22 +152,45 @@ static __always_inline void steal_begin(struct wprof_thread *th, __u64 steal, __
 static __always_inline void steal_end(struct wprof_thread *th, __u64 steal, __u32 cpu,
 				      __u64 from, __u64 to)
 {
-	__u64 in, part, len;
+	__u64 in, since = th->steal_since;
 
 	if (!steal_time || cpu != th->steal_cpu)
 		return;
 	in = __sync_lock_test_and_set(&th->steal_in, 0);
+	if (since > from)
+		from = since;
 	if (!in || steal <= in || to <= from || !window_open())
 		return;
-	steal -= in;
-	len = to - from;
-	part = span(from, to);
-	/* a run across an edge of the window: its share, in 1/65536 (no overflow under days) */
-	if (part < len)
-		steal = (steal * ((part << 16) / len)) >> 16;
-	if (steal > part)
-		steal = part;
+	__sync_fetch_and_add(&th->off_ns[WPROF_STEAL], steal_share(steal - in, from, to));
+}
+
+/*
+ * A sample of the thread of @th, current on CPU `cpu` (whose steal clock
+ * reads `steal`) at `now`: the steal of its run since the switch-in or its
+ * last sample, the window's part, which is returned for the sample's stacks
+ * and added to the thread's. The hypervisor's pause ends in the timer
+ * interrupt that takes the sample (its timer expired meanwhile), so that
+ * stack is where the thread was stopped; the clock is as of the run queue's
+ * last update, the scheduler tick's, which comes first in that interrupt
+ * unless the sampling timer expired before it. What the samples do not
+ * take is steal_end()'s, shared out by user space. 0: none, or no run known
+ * on this CPU (the reading is moved on only by a compare-and-swap, so a
+ * run closed meanwhile by the window-end iterator stays closed).
+ */
+static __always_inline __u64 steal_sample(struct wprof_thread *th, __u64 steal, __u32 cpu,
+					  __u64 now)
+{
+	__u64 in = th->steal_in, from = th->steal_since ? th->steal_since : th->oncpu_since_ns;
+
+	if (!steal_time || !in || cpu != th->steal_cpu || steal <= in || !from || now <= from ||
+	    !window_open())
+		return 0;
+	if (__sync_val_compare_and_swap(&th->steal_in, in, steal) != in)
+		return 0;
+	th->steal_since = now;
+	steal = steal_share(steal - in, from, now);
 	__sync_fetch_and_add(&th->off_ns[WPROF_STEAL], steal);
+	return steal;
 }
 
 /*

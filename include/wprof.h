@@ -22,9 +22,10 @@ enum wprof_state {
 	WPROF_OFF_DISK = 2,  /* TASK_UNINTERRUPTIBLE: usually block I/O */
 	WPROF_OFF_RUNQ = 3,  /* runnable, waiting for a CPU */
 	/*
-	 * Current on a CPU the hypervisor gave to something else (steal): no
-	 * key has it; a thread's steal is its off_ns[WPROF_STEAL], its lines
-	 * are made by user space from its on-CPU samples
+	 * Current on a CPU the hypervisor gave to something else (steal): a
+	 * thread's steal is its off_ns[WPROF_STEAL]; a key of this state has
+	 * the part a sample saw, at the sample's stacks, and user space shares
+	 * the rest out by the thread's on-CPU samples
 	 */
 	WPROF_STEAL = 4,
 	WPROF_STATE_CNT,
@@ -193,6 +194,8 @@ struct wprof_thread {
 	__u64 steal_in;
 	__u32 steal_cpu;      /* ... and which CPU that was */
 	__u32 steal_pad;
+	/* when steal_in was last moved on by a sample of the run (0: not since it began) */
+	__u64 steal_since;
 	__u64 blocks;         /* intervals in SLEEP or DISK */
 	__u64 max_block_ns;   /* longest of them (blocked part) */
 	/* exact totals, whatever the stack maps and filters keep (and the steal in its runs) */

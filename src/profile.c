@@ -565,6 +565,9 @@ static int add_count(const struct wprof_key *k, const struct wprof_val *v, void 
 		return 0;
 	if (k->state == WPROF_ON_CPU)
 		t->samples += v->count;
+	/* steal a sample measured at its stacks: time, not samples (add_steal() has those) */
+	if (k->state == WPROF_STEAL)
+		return add_line(b, k, NULL, 0, v->total_ns, v->max_ns);
 	return add_val_line(b, k, NULL, v);
 }
 
@@ -640,8 +643,9 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 }
 
 /*
- * A thread's steal, on the stacks of its on-CPU samples: a copy of each of
- * its on-CPU lines, weighed by weigh_group() as those are.
+ * A thread's steal that no sample measured (bpf/thread.bpf.h: steal_sample()),
+ * on the stacks of its on-CPU samples: a copy of each of its on-CPU lines,
+ * with its samples; weigh_group() shares that rest out by them.
  */
 static int add_steal(struct builder *b)
 {
@@ -708,6 +712,23 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /*
+ * The shares of a thread's steal lines: the steal samples measured at a
+ * line's stacks (its ns), and the rest of the thread's steal split by the
+ * samples of the lines add_steal() made (count).
+ */
+static void steal_shares(const struct thread_acct *t, const struct line *l, size_t n,
+			 __u64 samples, __u64 *shares)
+{
+	__u64 measured = 0, total = t ? t->off_us[WPROF_STEAL] * 1000 : 0, rest;
+
+	for (size_t i = 0; i < n; i++)
+		measured += l[i].ns;
+	rest = total > measured ? total - measured : 0;
+	for (size_t i = 0; i < n; i++)
+		shares[i] = l[i].ns + (samples ? (__u64)((double)rest * l[i].count / samples) : 0);
+}
+
+/*
  * Weigh the `n` lines of one thread and state in whole us that add up
  * exactly, rounding by largest remainder (see util.h):
  * - on-CPU: the thread's exact on-CPU time, split by samples: sampling only
@@ -727,7 +748,7 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 {
 	const struct thread_acct *t = find_thread(b->p, l->k.blocked.tid, l->k.blocked.start_id);
 	__u32 state = l->k.blocked.state;
-	/* steal is split as on-CPU time is: by the samples, which fall in it alike */
+	/* steal as on-CPU time is, by samples, but for what they measured (steal_shares()) */
 	bool on = state == WPROF_ON_CPU || state == WPROF_STEAL;
 	__u64 samples = 0, total = 0, one = 0, exact = 0, estimated = 0;
 	int err;
@@ -744,6 +765,8 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 	 * sample stand for (the rest of the thread's time in the state) is
 	 * shared out among them by their weighed time.
 	 */
+	if (state == WPROF_STEAL)
+		steal_shares(t, l, n, samples, shares);
 	if (!on && t && estimated && t->kept_ns[state] > exact) {
 		double scale = (double)(t->kept_ns[state] - exact) / estimated;
 
@@ -820,7 +843,9 @@ static int emit_line(struct builder *b, const struct line *l)
 	if (l->unwalked)
 		put_name(b, t->lost_lines ? "[stacks lost: map full]" : "[not walked]");
 	if (!l->wake)
-		return end(b, &k->blocked, prefix_len(b), l->us, l->count, l->max_us);
+		/* steal a sample measured that rounds to nothing: no line of count 0 */
+		return l->us || l->count || k->blocked.state != WPROF_STEAL ?
+			       end(b, &k->blocked, prefix_len(b), l->us, l->count, l->max_us) : 0;
 	/* the blocked stack, "--", the waker's stacks leaf first, its name */
 	if (b->nr == prefix_len(b))
 		put_name(b, "[no stack]");
