@@ -642,18 +642,51 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 	return err;
 }
 
+static int cmp_line(const void *a, const void *b);
+
+/* The steal line of key `k` that samples measured (sorted lines, before `n`); NULL: none. */
+static struct line *measured_steal(struct builder *b, size_t n, const struct wprof_key *k)
+{
+	struct line want;
+
+	memset(&want, 0, sizeof(want)); /* compared whole, padding too */
+	want.k.blocked = *k;
+	want.k.blocked.state = WPROF_STEAL;
+	return n ? bsearch(&want, b->lines, n, sizeof(want), cmp_line) : NULL;
+}
+
 /*
- * A thread's steal that no sample measured (bpf/thread.bpf.h: steal_sample()),
- * on the stacks of its on-CPU samples: a copy of each of its on-CPU lines,
- * with its samples; weigh_group() shares that rest out by them.
+ * A thread's steal lines: those samples measured (bpf/thread.bpf.h:
+ * steal_sample()), one per key, and one for each of its other on-CPU stacks
+ * for the rest of its steal. Each has the samples of its stacks (count): a
+ * line of one sample is one sample's, whole; weigh_group() shares the rest
+ * out by them.
  */
 static int add_steal(struct builder *b)
 {
-	size_t n = b->nr_lines;
+	size_t n = 0;
 
+	/* the measured ones, sorted and one per key (a key comes once per drain of the maps) */
+	if (b->nr_lines)
+		qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
+	for (size_t i = 0; i < b->nr_lines; i++) {
+		struct line *l = &b->lines[i], *last = n ? &b->lines[n - 1] : NULL;
+
+		if (last && !l->wake && !last->wake && l->k.blocked.state == WPROF_STEAL &&
+		    !memcmp(&l->k.blocked, &last->k.blocked, sizeof(l->k.blocked))) {
+			last->ns += l->ns;
+			last->exact_ns += l->exact_ns;
+			if (l->max_ns > last->max_ns)
+				last->max_ns = l->max_ns;
+			continue;
+		}
+		b->lines[n++] = *l;
+	}
+	b->nr_lines = n;
 	for (size_t i = 0; i < n; i++) {
 		struct wprof_key k = b->lines[i].k.blocked;
 		const struct thread_acct *t;
+		struct line *m;
 		int err;
 
 		if (b->lines[i].wake || k.state != WPROF_ON_CPU)
@@ -661,6 +694,11 @@ static int add_steal(struct builder *b)
 		t = find_thread(b->p, k.tid, k.start_id);
 		if (!t || t->retired || !t->off_us[WPROF_STEAL])
 			continue;
+		m = measured_steal(b, n, &k);
+		if (m) {
+			m->count += b->lines[i].count;
+			continue;
+		}
 		k.state = WPROF_STEAL;
 		err = add_line(b, &k, NULL, b->lines[i].count, 0, 0);
 		if (err)
