@@ -632,6 +632,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 		 * with; its user stack is not known.
 		 */
 		if (th->first_ns < now) {
+			stat_add(WPROF_STAT_USER_LOST, 1); /* as in wakee_entry() */
 			th->off_since_ns = th->first_ns;
 			th->off_state = WPROF_OFF_RUNQ;
 			/*
@@ -889,6 +890,8 @@ static __always_inline struct wprof_thread *wakee_entry(struct task_struct *p, _
 	if (!th)
 		return NULL;
 	if (th->first_ns < now && !th->off_since_ns && !th->oncpu_since_ns) {
+		/* an interval whose user stack nothing can walk now: counted */
+		stat_add(WPROF_STAT_USER_LOST, 1);
 		th->off_since_ns = th->first_ns;
 		th->off_state = WPROF_OFF_SLEEP;
 		/* its wait for a CPU is the one it starts now */

@@ -444,7 +444,8 @@ static const struct {
 	{ "dropped_us", "us of off-CPU time not recorded because a map was full (record a "
 			"shorter window or fewer threads)" },
 	{ "user_stacks_unwalkable", "user stacks not walked: the thread resumed where wprof "
-				    "could not walk it, or recording stopped first" },
+				    "could not walk it (or before wprof first saw it), or recording "
+				    "stopped first" },
 	{ "open_intervals_unwalked", "off-CPU intervals still open at the end whose stack was "
 				     "not walked" },
 	{ "stacks_missing", "stacks whose id the stack map no longer had" },
