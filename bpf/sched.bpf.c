@@ -434,6 +434,27 @@ static __always_inline bool stack_holds(struct task_struct *task, unsigned int s
 }
 
 /*
+ * Before a walk that waits for the resume: the maps of the process of @th
+ * (task `task`, a BTF pointer) as the walk will need them. Asked for where
+ * stale (proc_maps_of()), only while its executable memory differs from
+ * what it was when they were last found current (the thread's maps_exec_vm):
+ * two loads at most switches.
+ */
+static __always_inline void check_maps(struct wprof_thread *th, struct task_struct *task)
+{
+	struct mm_struct *mm = task->mm;
+	__u32 exec_vm;
+
+	if (!mm)
+		return;
+	exec_vm = mm->exec_vm;
+	if (exec_vm == th->maps_exec_vm)
+		return;
+	if (proc_maps_of(task, th->pid))
+		th->maps_exec_vm = exec_vm;
+}
+
+/*
  * The stacks of the interval that starts. The kernel stack is walked when
  * the thread gets a CPU again, if the interval is walked (walk_weight()):
  * it cannot change before. So can the user stack, where stack_holds(): then
@@ -480,6 +501,14 @@ static __always_inline __u32 switch_stacks(void *ctx, struct wprof_thread *th,
 	}
 	if (!settle && typed && resume_walk && !window_end_ns && stack_holds(task, state)) {
 		th->walk |= WPROF_WALK_DEFER;
+		/*
+		 * The walk at resume needs the process's maps as they are
+		 * then: where they are stale (a program exec'd since, still
+		 * mapping its libraries), user space is asked now, with the
+		 * whole block to read them in, not at the resume.
+		 */
+		if (cfi_walk)
+			check_maps(th, task);
 		if (!check_deferred)
 			return WPROF_STAT_SW_DEFERRED;
 	}
@@ -1039,8 +1068,10 @@ static __always_inline int on_exec(struct task_struct *p, bool typed)
 
 	forget_maps(pid);
 	th = thread_lookup(tid);
-	if (th) /* the registers are the new program's: the old call's stack is gone */
+	if (th) { /* the registers are the new program's: the old call's stack is gone */
 		drop_pending(th);
+		th->maps_exec_vm = 0;
+	}
 	if (exec_gate_tgid && pid == exec_gate_tgid) {
 		exec_gate_tgid = 0;
 	} else {

@@ -193,7 +193,8 @@ struct wprof_thread {
 	/* its CPU's steal clock (rq->prev_steal_time_rq) as it got the CPU; 0: unknown */
 	__u64 steal_in;
 	__u32 steal_cpu;      /* ... and which CPU that was */
-	__u32 steal_pad;
+	/* its process's mm->exec_vm when a switch-out last found its maps current */
+	__u32 maps_exec_vm;
 	/* when steal_in was last moved on by a sample of the run (0: not since it began) */
 	__u64 steal_since;
 	__u64 blocks;         /* intervals in SLEEP or DISK */
