@@ -292,6 +292,21 @@ static __always_inline void ask_maps(struct wprof_proc_maps *pm, __u32 pid)
 	notify(pid, WPROF_EV_MAPS);
 }
 
+/*
+ * The rdi of `task`'s user registers, as it entered the kernel: the leaf
+ * frame's, for every walk that starts from them (a sample in user mode saved
+ * the same registers there). False if they cannot be read.
+ */
+static __always_inline bool rdi_of(struct task_struct *task, __u64 *rdi)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return false;
+	*rdi = PT_REGS_PARM1_CORE(regs);
+	return true;
+}
+
 /* A frame-pointer step: fp points at the saved fp, the return address above it. */
 static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra, bool other)
 {
@@ -333,7 +348,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	struct wprof_unwind_row *row = NULL;
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
-	bool by_fp = false;
+	bool by_fp = false, leaf_reg = false;
 
 	if (c->pm && !c->s->stale) {
 		/* callers are most often in the mapping of the callee */
@@ -390,6 +405,16 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		return signal_step(c, other);
 	case WPROF_CFA_END:
 		return 1;
+	case WPROF_CFA_RA_RDI:
+		/* the leaf frame's rdi is the task's, as it entered the kernel */
+		if (c->s->nr != 1 || !c->s->exact_pc || !rdi_of(c->task, &ra)) {
+			c->s->cut = WPROF_CUT_BAD_RULE;
+			return 1;
+		}
+		cfa = c->s->sp + row->cfa_off;
+		c->s->cfi_frames++;
+		leaf_reg = true; /* once, at the leaf: the CFA may be sp itself */
+		goto next;
 	default:
 		c->s->cut = WPROF_CUT_BAD_RULE;
 		return 1;
@@ -416,7 +441,7 @@ next:
 			c->s->cut = WPROF_CUT_NO_CODE;
 		return 1;
 	}
-	if (cfa <= c->s->sp) {
+	if (cfa <= c->s->sp && !(leaf_reg && cfa == c->s->sp)) {
 		c->s->cut = WPROF_CUT_LOOP;
 		return 1;
 	}

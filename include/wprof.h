@@ -85,6 +85,12 @@ enum wprof_cfa_kind {
 	WPROF_CFA_SIGNAL = 4, /* signal trampoline: the interrupted registers are at sp */
 	WPROF_CFA_END = 5,    /* return address undefined: the thread's outermost frame */
 	WPROF_CFA_BAD = 6,    /* a rule the walk cannot follow: the walk ends here */
+	/*
+	 * CFA = sp + cfa_off, the return address in rdi: a function that took
+	 * it off the stack (glibc's vfork(), whose child overwrites the slot).
+	 * Followed in the leaf frame only, whose rdi the registers hold.
+	 */
+	WPROF_CFA_RA_RDI = 7,
 };
 
 /* fp_off8 value: the caller's frame pointer cannot be recovered */

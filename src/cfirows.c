@@ -6,8 +6,9 @@
  * is run once (ehrows.c). .debug_frame (Go) is interpreted by libdw
  * (dwarf_cfi_addrframe(): the rules in force at an address, and the range
  * they hold for), as .eh_frame was: the tests compare the two ways. Rules are reduced to what x86-64 compilers
- * emit: CFA = rsp or rbp + offset, return address at CFA - 8, rbp saved at
- * CFA + n * 8 or unchanged; the PLT's expression; the signal trampoline.
+ * emit: CFA = rsp or rbp + offset, return address at CFA - 8 (or in rdi,
+ * where glibc's vfork() keeps it), rbp saved at CFA + n * 8 or unchanged; the
+ * PLT's expression; the signal trampoline.
  * Anything else ends a walk there (WPROF_CFA_BAD), it is never guessed.
  */
 #include <dwarf.h>
@@ -24,6 +25,7 @@
 #define REG_FP 6  /* rbp */
 #define REG_SP 7  /* rsp */
 #define REG_RA 16 /* the return address column */
+#define REG_RDI 5
 
 static int read_encoded(const __u8 *p, const __u8 *end, __u8 enc, __u64 datarel, __u64 *val,
 			const __u8 **next)
@@ -195,6 +197,16 @@ static void classify(Dwarf_Frame *fr, int ra_reg, bool signal, struct wprof_unwi
 	}
 	if (!nops) {
 		row->kind = WPROF_CFA_END; /* undefined: the outermost frame */
+		return;
+	}
+	if (nops == 1 && ((ops[0].atom == DW_OP_regx && ops[0].number == REG_RDI) ||
+			  ops[0].atom == DW_OP_reg0 + REG_RDI)) {
+		/* in rdi (see WPROF_CFA_RA_RDI), with rbp where it was */
+		if (row->kind != WPROF_CFA_SP ||
+		    (!dwarf_frame_register(fr, REG_FP, ops_mem, &ops, &nops) && nops))
+			row->kind = WPROF_CFA_BAD;
+		else
+			row->kind = WPROF_CFA_RA_RDI;
 		return;
 	}
 	if (saved_at(ops, nops, &off) || off != -8) {

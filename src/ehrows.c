@@ -31,6 +31,7 @@
 #define REG_FP 6
 #define REG_SP 7
 #define REG_RA 16
+#define REG_RDI 5
 #define MAX_REMEMBER 64
 
 enum rule_how {
@@ -40,6 +41,7 @@ enum rule_how {
 	R_OFFSET,     /* saved at CFA + off */
 	R_OTHER,      /* a rule the walk cannot follow (val_offset, register, ...) */
 	R_EXPR,       /* saved where an expression says (expr, len) */
+	R_RDI,        /* in register rdi (DW_CFA_register) */
 };
 
 struct rule {
@@ -291,6 +293,15 @@ static void classify(const struct cie *c, const struct state *s, struct wprof_un
 		row->kind = WPROF_CFA_END; /* the outermost frame */
 		return;
 	}
+	if (s->ra.how == R_RDI) {
+		if (row->kind != WPROF_CFA_SP)
+			row->kind = WPROF_CFA_BAD;
+		else
+			row->kind = WPROF_CFA_RA_RDI;
+		if (s->fp.how != R_UNSPEC && s->fp.how != R_UNDEF && s->fp.how != R_SAME)
+			row->kind = WPROF_CFA_BAD; /* no such code saves rbp meanwhile */
+		return;
+	}
 	if (!saved_off(&s->ra, &off) || off != -8) {
 		row->kind = WPROF_CFA_BAD;
 		return;
@@ -410,6 +421,10 @@ static int run(struct run *r, const struct cie *c, const __u8 *p, const __u8 *en
 			continue;
 		case DW_CFA_register:
 			p = uleb(uleb(p, end, &reg), end, &u);
+			if (p && reg == REG_RA && u == REG_RDI) {
+				s->ra = (struct rule){ .how = R_RDI };
+				continue;
+			}
 			goto other;
 		case DW_CFA_val_offset:
 			p = uleb(uleb(p, end, &reg), end, &u);
