@@ -307,6 +307,17 @@ static __always_inline bool rdi_of(struct task_struct *task, __u64 *rdi)
 	return true;
 }
 
+/* The rax of `task`'s user registers (see rdi_of()): a syscall's result, once back. */
+static __always_inline bool rax_of(struct task_struct *task, __u64 *rax)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return false;
+	*rax = PT_REGS_RC_CORE(regs);
+	return true;
+}
+
 /* A frame-pointer step: fp points at the saved fp, the return address above it. */
 static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra, bool other)
 {
@@ -405,6 +416,16 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		return signal_step(c, other);
 	case WPROF_CFA_END:
 		return 1;
+	case WPROF_CFA_SYSCALL:
+		/* the leaf's rax: 0 in the child, whose first frame this is */
+		if (c->s->nr != 1 || !c->s->exact_pc || !rax_of(c->task, &ra)) {
+			c->s->cut = WPROF_CUT_BAD_RULE;
+			return 1;
+		}
+		if (!ra)
+			return 1;
+		cfa = c->s->sp + row->cfa_off;
+		break;
 	case WPROF_CFA_RA_RDI:
 		/* the leaf frame's rdi is the task's, as it entered the kernel */
 		if (c->s->nr != 1 || !c->s->exact_pc || !rdi_of(c->task, &ra)) {

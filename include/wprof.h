@@ -91,6 +91,15 @@ enum wprof_cfa_kind {
 	 * Followed in the leaf frame only, whose rdi the registers hold.
 	 */
 	WPROF_CFA_RA_RDI = 7,
+	/*
+	 * From a syscall to the ret after it, in code no CFI covers where the
+	 * code itself shows nothing moves rsp (glibc's clone() and clone3(),
+	 * which end their FDE before the syscall, the child's rules being
+	 * other): CFA = sp + cfa_off, the return address below it, for the
+	 * caller (rax not 0: in the syscall, or back with the child's id); the
+	 * child's (rax 0) first frame. Followed in the leaf frame only.
+	 */
+	WPROF_CFA_SYSCALL = 8,
 };
 
 /* fp_off8 value: the caller's frame pointer cannot be recovered */

@@ -8,7 +8,9 @@
  * they hold for), as .eh_frame was: the tests compare the two ways. Rules are reduced to what x86-64 compilers
  * emit: CFA = rsp or rbp + offset, return address at CFA - 8 (or in rdi,
  * where glibc's vfork() keeps it), rbp saved at CFA + n * 8 or unchanged; the
- * PLT's expression; the signal trampoline.
+ * PLT's expression; the signal trampoline; and, without CFI, the code after
+ * the syscall of glibc's clone() and clone3() (syscall_rows()), where the
+ * code itself proves the rule.
  * Anything else ends a walk there (WPROF_CFA_BAD), it is never guessed.
  */
 #include <dwarf.h>
@@ -603,6 +605,80 @@ static int debug_frame_starts(Elf *elf, __u64 **out, size_t *nr)
 }
 
 /*
+ * The code bytes at addresses [@at, @end) of @elf, all in one executable
+ * section; NULL where no such section holds them.
+ */
+static const __u8 *code_bytes(Elf *elf, __u64 at, __u64 end)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (at < end && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || at < sh.sh_addr ||
+		    end - sh.sh_addr > sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return NULL;
+		return (const __u8 *)d->d_buf + (at - sh.sh_addr);
+	}
+	return NULL;
+}
+
+/*
+ * Whether the @n bytes at @p are `mov $imm32, %eax; syscall`, then only the
+ * test of its result and jumps on it (jl, jz), then ret, its last byte: none
+ * of it moves rsp. glibc's clone() and clone3() after their FDE's end.
+ */
+static bool syscall_then_ret(const __u8 *p, size_t n)
+{
+	size_t i = 7;
+
+	if (n < 8 || p[0] != 0xb8 || p[5] != 0x0f || p[6] != 0x05)
+		return false;
+	while (i < n) {
+		if (n - i >= 3 && p[i] == 0x48 && p[i + 1] == 0x85 && p[i + 2] == 0xc0)
+			i += 3; /* test %rax, %rax */
+		else if (n - i >= 2 && (p[i] == 0x7c || p[i] == 0x74))
+			i += 2; /* jl, jz: rel8 */
+		else if (n - i >= 6 && p[i] == 0x0f && (p[i + 1] == 0x8c || p[i + 1] == 0x84))
+			i += 6; /* jl, jz: rel32 */
+		else
+			return p[i] == 0xc3 && i + 1 == n;
+	}
+	return false;
+}
+
+/*
+ * Rows [@first, @nr) of @elf: a stretch without CFI that starts at a syscall
+ * where an FDE ends with nothing pushed (CFA = rsp + 8, rbp where it was),
+ * the FDE's last instruction a mov to eax, and that runs to a ret just
+ * before the next FDE (syscall_then_ret()), is a WPROF_CFA_SYSCALL row.
+ */
+static void syscall_rows(Elf *elf, struct wprof_unwind_row *rows, size_t first, size_t nr,
+			 __u64 base)
+{
+	for (size_t i = first + 1; i + 1 < nr; i++) {
+		const struct wprof_unwind_row *prev = &rows[i - 1];
+		__u64 at = base + rows[i].pc, end = base + rows[i + 1].pc;
+		const __u8 *code;
+
+		if (rows[i].kind != WPROF_CFA_NONE || prev->kind != WPROF_CFA_SP ||
+		    prev->cfa_off != 8 || prev->fp_off8 || end <= at || end - at > 32 ||
+		    at < base + prev->pc + 5)
+			continue;
+		code = code_bytes(elf, at - 5, end);
+		if (code && syscall_then_ret(code, end - at + 5)) {
+			rows[i].kind = WPROF_CFA_SYSCALL;
+			rows[i].cfa_off = 8;
+		}
+	}
+}
+
+/*
  * Merge rows @b under @a: where @a has no CFI (a WPROF_CFA_NONE row, or
  * before its first row), @b's rule holds.
  */
@@ -692,6 +768,8 @@ static int build(Elf *elf, struct wprof_unwind_row **rows, size_t *nr, size_t *c
 	}
 	if (err)
 		*nr = first;
+	else
+		syscall_rows(elf, *rows, first, *nr, *base);
 out:
 	if (eh_cfi)
 		dwarf_cfi_end(eh_cfi);
