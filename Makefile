@@ -121,6 +121,12 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all test-bins
 	$(Q)OUT=$(OUT) bash tests/run.sh
 
+# The fast tier, before every commit: the unit tests and the docs check, no
+# root, no BPF, no packages installed (a case that needs root says so and is
+# skipped), in seconds. make check runs them too, with the rest.
+test: all $(UNIT_BINS)
+	$(Q)OUT=$(OUT) TESTS='^test_ ^docs$$' bash tests/run.sh
+
 # ASan and UBSan over the unit tests and records of real processes (root):
 # a build of its own, undefined behaviour fatal, warnings not (the
 # sanitizers make gcc warn where it does not otherwise), and leaks reported.
