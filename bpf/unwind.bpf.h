@@ -292,32 +292,6 @@ static __always_inline void ask_maps(struct wprof_proc_maps *pm, __u32 pid)
 	notify(pid, WPROF_EV_MAPS);
 }
 
-/*
- * The rdi of `task`'s user registers, as it entered the kernel: the leaf
- * frame's, for every walk that starts from them (a sample in user mode saved
- * the same registers there). False if they cannot be read.
- */
-static __always_inline bool rdi_of(struct task_struct *task, __u64 *rdi)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-	if (!regs)
-		return false;
-	*rdi = PT_REGS_PARM1_CORE(regs);
-	return true;
-}
-
-/* The rax of `task`'s user registers (see rdi_of()): a syscall's result, once back. */
-static __always_inline bool rax_of(struct task_struct *task, __u64 *rax)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-	if (!regs)
-		return false;
-	*rax = PT_REGS_RC_CORE(regs);
-	return true;
-}
-
 /* A frame-pointer step: fp points at the saved fp, the return address above it. */
 static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra, bool other)
 {
@@ -360,6 +334,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
 	bool by_fp = false, leaf_reg = false;
+	struct pt_regs *regs;
 
 	if (c->pm && !c->s->stale) {
 		/* callers are most often in the mapping of the callee */
@@ -417,22 +392,23 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	case WPROF_CFA_END:
 		return 1;
 	case WPROF_CFA_SYSCALL:
-		/* the leaf's rax: 0 in the child, whose first frame this is */
-		if (c->s->nr != 1 || !c->s->exact_pc || !rax_of(c->task, &ra)) {
-			c->s->cut = WPROF_CUT_BAD_RULE;
-			return 1;
-		}
-		if (!ra)
-			return 1;
-		cfa = c->s->sp + row->cfa_off;
-		break;
 	case WPROF_CFA_RA_RDI:
-		/* the leaf frame's rdi is the task's, as it entered the kernel */
-		if (c->s->nr != 1 || !c->s->exact_pc || !rdi_of(c->task, &ra)) {
+		/*
+		 * The leaf frame only: its registers are the task's as it
+		 * entered the kernel (a sample in user mode saved the same).
+		 */
+		regs = (struct pt_regs *)bpf_task_pt_regs(c->task);
+		if (c->s->nr != 1 || !c->s->exact_pc || !regs) {
 			c->s->cut = WPROF_CUT_BAD_RULE;
 			return 1;
 		}
 		cfa = c->s->sp + row->cfa_off;
+		if (kind == WPROF_CFA_SYSCALL) {
+			if (!PT_REGS_RC_CORE(regs))
+				return 1; /* rax 0: the child, whose first frame this is */
+			break;
+		}
+		ra = PT_REGS_PARM1_CORE(regs); /* rdi */
 		c->s->cfi_frames++;
 		leaf_reg = true; /* once, at the leaf: the CFA may be sp itself */
 		goto next;

@@ -664,8 +664,13 @@ static struct line *measured_steal(struct builder *b, size_t n, const struct wpr
  */
 static int add_steal(struct builder *b)
 {
-	size_t n = 0;
+	size_t n = 0, i;
 
+	/* no thread with steal (a machine without): no steal line to make or merge */
+	for (i = 0; i < b->p->nr_threads && !b->p->threads[i].off_us[WPROF_STEAL]; i++)
+		;
+	if (i == b->p->nr_threads)
+		return 0;
 	/* the measured ones, sorted and one per key (a key comes once per drain of the maps) */
 	if (b->nr_lines)
 		qsort(b->lines, b->nr_lines, sizeof(*b->lines), cmp_line);
@@ -798,13 +803,13 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 		exact += on ? 0 : l[i].exact_ns;
 		estimated += on ? 0 : l[i].ns - l[i].exact_ns;
 	}
+	if (state == WPROF_STEAL)
+		steal_shares(t, l, n, samples, shares);
 	/*
 	 * The exact parts keep their time; what the intervals walked as a
 	 * sample stand for (the rest of the thread's time in the state) is
 	 * shared out among them by their weighed time.
 	 */
-	if (state == WPROF_STEAL)
-		steal_shares(t, l, n, samples, shares);
 	if (!on && t && estimated && t->kept_ns[state] > exact) {
 		double scale = (double)(t->kept_ns[state] - exact) / estimated;
 
