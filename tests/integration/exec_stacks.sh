@@ -33,8 +33,8 @@ check_wprof_ok rec
 check_folded "$F"
 
 # share NAME COMM FIRST CALLER CALLEE MIN: the sleep weight of thread COMM
-# (>= MIN us), and the part of it whose first frame is FIRST and that has
-# CALLER, then a frame matching the ERE CALLEE
+# (>= MIN us), and the part of it whose first frame matches the ERE FIRST and
+# that has CALLER, then a frame matching the ERE CALLEE
 share()
 {
 	local name=$1 comm=$2 first=$3 caller=$4 callee=$5 all whole cut
@@ -44,7 +44,7 @@ share()
 	{
 		sp = match($0, / [0-9]+$/)
 		n = split(substr($0, 1, sp - 1), fr, ";")
-		if (fr[1] != "off-cpu:sleep" || fr[2] != c || fr[3] != f)
+		if (fr[1] != "off-cpu:sleep" || fr[2] != c || fr[3] !~ f)
 			next
 		for (i = 4; i < n; i++)
 			if (fr[i] == a && fr[i + 1] ~ b) {
@@ -66,7 +66,8 @@ share()
 		test "$cut" -eq 0
 }
 
-share napper napper clone3 napper_main '^nap_here$' 800000
+# clone3 is libc's local symbol: named only with libc's symbol table
+share napper napper '^(clone3|libc[.]so.*)$' napper_main '^nap_here$' 800000
 # pthread_join tail-calls libc's __pthread_clockjoin_ex, named only with libc's symbol table
-share "the main thread" sym_libc _start main 'join|^libc[.]so' 900000
+share "the main thread" sym_libc '^_start$' main 'join|^libc[.]so' 900000
 finish
