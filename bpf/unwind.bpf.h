@@ -20,7 +20,9 @@
  * read: the same process (leader start time) and the same amount of
  * executable memory (mm->exec_vm); exec invalidates them at once. Otherwise
  * user space is asked to read them again, and the walk meanwhile falls back
- * to frame pointers, cut and counted as such.
+ * to frame pointers; a walk of the current task then also holds a copy of
+ * its stack for user space to walk once the maps are read (struct
+ * wprof_held), and what cannot be so walked is cut and counted.
  */
 #ifndef WPROF_UNWIND_BPF_H
 #define WPROF_UNWIND_BPF_H
@@ -78,6 +80,21 @@ struct stack_chunk {
 	__u64 base; /* user address of w[0]; 0: nothing read */
 	__u64 w[CHUNK_WORDS];
 };
+
+/*
+ * Held stacks (struct wprof_held), to user space; hold_stacks: walks without
+ * a table send them (not with --check-deferred, which compares stack ids of
+ * two walks, nor WPROF_HELD=off).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} held_stacks SEC(".maps") __weak;
+
+const volatile bool hold_stacks __weak = false;
+
+/* numbers the held walks' last frames: a stack id for each */
+__u32 held_seq __weak;
 
 /* One per scratch slot (see `scratch`): walks in different contexts can nest. */
 struct {
@@ -256,6 +273,66 @@ static __always_inline void put_cut(struct wprof_stack *st, __u32 nr, __u32 cut)
 	stat_add(WPROF_STAT_CUT_BASE + (cut < WPROF_CUT_CNT ? cut : 0), 1);
 }
 
+/* A task's start as /proc/PID/stat says it (USER_HZ is 100 on every Linux ABI). */
+static __always_inline __u64 start_ticks(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, start_boottime) / (1000000000ULL / 100);
+}
+
+/* The stack copied from this far below sp (see struct wprof_held). */
+#define HELD_BELOW 1024
+
+/*
+ * The walk of the current task found no table: copy its stack, page by page,
+ * into a held record, and end its frames with the frame-pointer cut and a
+ * held frame of its own. NULL when the ring buffer has no room (the frames
+ * stay a plain cut, counted). The caller submits the record once the stack
+ * has its id, or discards it.
+ */
+static __always_inline struct wprof_held *hold_stack(struct task_struct *task,
+						      struct wprof_stack *st, __u32 nr,
+						      __u64 pc, __u64 sp, __u64 fp, __u32 pid)
+{
+	struct wprof_held *h = bpf_ringbuf_reserve(&held_stacks, sizeof(*h), 0);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 base = (sp - HELD_BELOW) & ~(__u64)(WPROF_HELD_PAGE - 1);
+	__u32 pages = 0;
+
+	if (!h) {
+		stat_add(WPROF_STAT_HELD_LOST, 1);
+		return NULL;
+	}
+	/* page by page: one that is not there (untouched, past the stack's top) is left out */
+#pragma unroll
+	for (int i = 0; i < WPROF_HELD_PAGES; i++)
+		if (!bpf_probe_read_user(&h->data[i * WPROF_HELD_PAGE], WPROF_HELD_PAGE,
+					 (void *)(base + i * WPROF_HELD_PAGE)))
+			pages |= 1U << i;
+	h->stack_id = 0;
+	h->start_ticks = start_ticks(BPF_CORE_READ(task, group_leader));
+	h->exec_vm = BPF_CORE_READ(task, mm, exec_vm);
+	h->pc = pc;
+	h->sp = sp;
+	h->fp = fp;
+	h->rax = regs ? PT_REGS_RC_CORE(regs) : 0;
+	h->rdi = regs ? PT_REGS_PARM1_CORE(regs) : 0;
+	h->pid = pid;
+	h->base = base;
+	h->pages = pages;
+	/* room for the cut frame and the held one */
+	if (nr > WPROF_MAX_STACK_DEPTH - 2)
+		nr = WPROF_MAX_STACK_DEPTH - 2;
+	barrier_var(nr);
+	if (nr > WPROF_MAX_STACK_DEPTH - 2) {
+		bpf_ringbuf_discard(h, 0);
+		return NULL;
+	}
+	st->ips[nr] = WPROF_FRAME_CUT | WPROF_CUT_NO_TABLE;
+	st->ips[nr + 1] = WPROF_FRAME_HELD | __sync_fetch_and_add(&held_seq, 1);
+	st->nr = nr + 2;
+	return h;
+}
+
 #define VM_EXEC 0x4
 
 static long vma_is_exec(struct task_struct *task, struct vm_area_struct *vma, bool *exec)
@@ -333,7 +410,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	struct wprof_unwind_row *row = NULL;
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
-	bool by_fp = false, leaf_reg = false;
+	bool by_fp = false, leaf_reg = false, cfi_file = false;
 	struct pt_regs *regs;
 
 	if (c->pm && !c->s->stale) {
@@ -357,6 +434,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		c->s->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
 		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
 		if (m->row_nr && m->page_nr && look >= m->base) {
+			cfi_file = true;
 			if (rows_current(m)) {
 				row = find_row(m, (__u32)(look - m->base));
 			} else {
@@ -370,6 +448,14 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		kind = row->kind;
 	switch (kind) {
 	case WPROF_CFA_NONE:
+		/*
+		 * Code with no CFI in a file that has some: an entry stub (the
+		 * loader's _start), where a zeroed frame pointer marks the
+		 * outermost frame as the x86-64 ABI has it (a process starts
+		 * with it zeroed)
+		 */
+		if (cfi_file && c->s->fp_ok && !c->s->fp)
+			return 1;
 		if (fp_step(c, &cfa, &ra, other))
 			return 1;
 		by_fp = true;
@@ -463,12 +549,6 @@ static long step_other(__u64 i, struct unwind_ctx *c)
 	return unwind_step(c, true);
 }
 
-/* A task's start as /proc/PID/stat says it (USER_HZ is 100 on every Linux ABI). */
-static __always_inline __u64 start_ticks(struct task_struct *t)
-{
-	return BPF_CORE_READ(t, start_boottime) / (1000000000ULL / 100);
-}
-
 /*
  * The process's maps, if they are still the ones user space read: the same
  * process (leader's start) and the same amount of executable memory
@@ -506,10 +586,12 @@ static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *
 
 /*
  * Walk the user stack of `task` (the current task unless `other`) from its
- * user registers into `st`, leaf first.
+ * user registers into `st`, leaf first. A held record when the walk found
+ * no table and holds a copy (see hold_stack()), else NULL.
  */
-static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64 sp, __u64 fp,
-				       struct wprof_stack *st, bool other, __u32 slot)
+static __always_inline struct wprof_held *cfi_unwind(struct task_struct *task, __u64 pc,
+						     __u64 sp, __u64 fp, struct wprof_stack *st,
+						     bool other, __u32 slot)
 {
 	struct stack_chunk *chunk = bpf_map_lookup_elem(&stack_chunks, &slot);
 	struct walk_state *s;
@@ -517,7 +599,7 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 
 	if (!chunk) { /* not with a valid slot */
 		put_cut(st, 0, WPROF_CUT_READ);
-		return;
+		return NULL;
 	}
 	s = &chunk->s;
 	chunk->base = 0; /* what an earlier walk read */
@@ -544,10 +626,17 @@ static __always_inline void cfi_unwind(struct task_struct *task, __u64 pc, __u64
 	stat_add(WPROF_STAT_CFI_FRAMES, s->cfi_frames);
 	stat_add(WPROF_STAT_FP_FRAMES, s->fp_frames);
 	st->nr = s->nr;
-	if (!c.pm || s->stale)
+	if (!c.pm || s->stale) {
+		struct wprof_held *h = !other && hold_stacks ?
+					       hold_stack(task, st, s->nr, pc, sp, fp, s->pid) : NULL;
+
+		if (h)
+			return h;
 		put_cut(st, s->nr, WPROF_CUT_NO_TABLE);
-	else if (s->cut)
+	} else if (s->cut) {
 		put_cut(st, s->nr, s->cut);
+	}
+	return NULL;
 }
 
 /*
@@ -559,11 +648,23 @@ __weak __noinline __u64 cfi_user_stack(__u32 slot, __u64 pc, __u64 sp, __u64 fp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct wprof_stack *st = scratch_stack(slot);
+	struct wprof_held *h;
+	__u64 id;
 
 	if (!st)
 		return 0;
-	cfi_unwind(task, pc, sp, fp, st, false, slot);
-	return store_stack(st, true);
+	h = cfi_unwind(task, pc, sp, fp, st, false, slot);
+	id = store_stack(st, true);
+	if (h) {
+		if (id) {
+			h->stack_id = id;
+			bpf_ringbuf_submit(h, 0);
+			stat_add(WPROF_STAT_HELD, 1);
+		} else {
+			bpf_ringbuf_discard(h, 0); /* no id: counted (stacks_full) */
+		}
+	}
+	return id;
 }
 
 /*

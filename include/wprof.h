@@ -166,9 +166,41 @@ enum wprof_cut {
 	WPROF_CUT_READ = 4,     /* the stack could not be read */
 	WPROF_CUT_LOOP = 5,     /* the stack pointer did not move up */
 	WPROF_CUT_DEPTH = 6,    /* deeper than WPROF_MAX_STACK_DEPTH */
+	WPROF_CUT_COPY = 7,     /* a held stack (below) went on past the part copied */
 	WPROF_CUT_CNT,
 };
 #define WPROF_FRAME_CUT 0xffffffffffffff00ULL
+
+/*
+ * Held stacks. A walk that finds no table for its process's code yet (a
+ * program just started: user space has not read its maps, or is building
+ * the tables) keeps its frame-pointer frames, then a last frame
+ * WPROF_FRAME_HELD | n, unique to the walk, so that its stack id is too;
+ * and it sends a copy of the thread's stack and registers (struct
+ * wprof_held) to user space, which walks the copy with the tables once
+ * they are ready and gives the id those frames instead. Only the event
+ * that walked it names the id: the frames are its own.
+ */
+#define WPROF_FRAME_HELD 0xfffffffe00000000ULL
+#define WPROF_HELD_PAGES 9 /* of stack copied: from the page 1 KiB below sp, up */
+#define WPROF_HELD_PAGE 4096
+
+struct wprof_held {
+	__u64 stack_id;    /* the walk's stack, ending in its WPROF_FRAME_HELD frame */
+	__u64 start_ticks; /* the process's, as struct wprof_proc_maps has it */
+	__u64 exec_vm;     /* mm->exec_vm at the walk: the maps to walk it with have the same */
+	__u64 pc, sp, fp;  /* the registers the walk started from */
+	__u64 rax, rdi;    /* the task's user registers (the leaf rules that read them) */
+	/*
+	 * data[] holds the pages from base (page-aligned) on; bit i of pages:
+	 * page i could be read (an untouched or unmapped one cannot). Below
+	 * sp: a function's epilogue may restore the caller's rbp from there
+	 */
+	__u64 base;
+	__u32 pages;
+	__u32 pid;         /* tgid */
+	__u8 data[WPROF_HELD_PAGES * WPROF_HELD_PAGE];
+};
 
 /* A closed off-CPU interval that was walked, for the stacks. */
 struct wprof_interval {
@@ -343,6 +375,17 @@ enum wprof_stat {
 	 * running on the CPU): filled by user space from the programs' info.
 	 */
 	WPROF_STAT_RUNS_MISSED,
+	WPROF_STAT_HELD,           /* user stacks held (struct wprof_held sent) */
+	WPROF_STAT_HELD_LOST,      /* ... not held: the ring buffer had no room (frame pointers only) */
+	/* filled by user space: held stacks walked from the copy, to the first frame */
+	WPROF_STAT_HELD_WALKED,
+	/*
+	 * ... and not walked from it (their maps were never read while the
+	 * code was the same, or too late): frame pointers only, counted as
+	 * cut (WPROF_CUT_NO_TABLE); held walks cut otherwise are counted by
+	 * their reason
+	 */
+	WPROF_STAT_HELD_UNWALKED,
 	WPROF_STAT_CNT,
 };
 

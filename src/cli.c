@@ -279,6 +279,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
+ * WPROF_HELD=off|auto: see record_opts.no_held.
  */
 static int choice_envs(struct record_opts *opts)
 {
@@ -292,6 +293,7 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const ends[] = { "auto", "proc" };
 	static const char *const steal[] = { "auto", "off" };
 	static const char *const rows[] = { "auto", "few" };
+	static const char *const held[] = { "auto", "off" };
 	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
 	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
 	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
@@ -301,9 +303,11 @@ static int choice_envs(struct record_opts *opts)
 	int p = l < 0 ? l : env_choice("WPROF_PROC_ENDS", ends, ARRAY_SIZE(ends));
 	int st = p < 0 ? p : env_choice("WPROF_STEAL", steal, ARRAY_SIZE(steal));
 	int ur = st < 0 ? st : env_choice("WPROF_UNWIND_ROWS", rows, ARRAY_SIZE(rows));
+	int h = ur < 0 ? ur : env_choice("WPROF_HELD", held, ARRAY_SIZE(held));
 
-	if (ur < 0)
-		return ur;
+	if (h < 0)
+		return h;
+	opts->no_held = h == 1;
 	opts->few_rows = ur == 1;
 	opts->no_steal = st == 1;
 	opts->few_slots = l == 1;

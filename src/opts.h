@@ -115,6 +115,11 @@ struct record_opts {
 	 * test runs out of room with a few programs (src/session.c)
 	 */
 	bool few_rows;
+	/*
+	 * WPROF_HELD=off: walks without a table keep their frame-pointer
+	 * frames, no copy of the stack is held for later (the bench compares)
+	 */
+	bool no_held;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

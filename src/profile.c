@@ -292,6 +292,7 @@ static const char *cut_name(__u64 ip)
 		[WPROF_CUT_READ] = "[cut: stack unreadable]",
 		[WPROF_CUT_LOOP] = "[cut: stack loops]",
 		[WPROF_CUT_DEPTH] = "[cut: too deep]",
+		[WPROF_CUT_COPY] = "[cut: past the stack copied]",
 	};
 	__u64 cut = ip - WPROF_FRAME_CUT;
 
@@ -418,6 +419,8 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 			strcat(name, "_[k]");
 			note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1,
 				    symbolizer__kernel_origin(b->sym));
+		} else if (st->ips[i] >= WPROF_FRAME_HELD && st->ips[i] < WPROF_FRAME_CUT) {
+			continue; /* not one of session__stack()'s: never a frame */
 		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
 			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));
 			b->nr++;

@@ -17,6 +17,7 @@
 #include "codewatch.h"
 #include "debughint.h"
 #include "folded.h"
+#include "held.h"
 #include "hmap.h"
 #include "output.h"
 #include "proclive.h"
@@ -286,6 +287,9 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 	 * process exits. A process gone meanwhile is not an error: its
 	 * frames fall back.
 	 */
+	/* copies taken with the maps about to be replaced: walked with those */
+	if (r->unw && r->session)
+		held__walk(session__held(r->session), r->unw, pid, now_ns(), false);
 	err = procmaps__read_proc(pid, &start, &maps);
 	read_ns = now_ns();
 	if (err) {
@@ -522,6 +526,8 @@ static const char *record_loop(struct recorder *r)
 			return "every target exited";
 		/* cheap when nothing changed: catches dlopen() and a fresh exec */
 		snapshot_targets(r, true);
+		/* stacks held for the maps just read: walked before a drain may name them */
+		held__walk(session__held(r->session), r->unw, 0, now_ns(), false);
 		if (o->filter == WPROF_FILTER_ALL && now_ns() >= next_scan) {
 			if (snapshot_new_processes(r))
 				scan_ticks = SCAN_EVERY_TICKS;
@@ -737,6 +743,9 @@ static int finish(struct recorder *r, const char *why)
 	int err;
 
 	session__stop(r->session);
+	/* the last held stacks, walked or given up before any is named */
+	session__consume_events(r->session);
+	held__walk(session__held(r->session), r->unw, 0, now_ns(), true);
 	err = profile__build(&r->prof, r->session, r->sym, &r->opts, f);
 	if (r->unw)
 		unwtab__stats(r->unw, &r->prof.unw);

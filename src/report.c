@@ -140,6 +140,7 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		[WPROF_CUT_READ] = "stack unreadable",
 		[WPROF_CUT_LOOP] = "stack loops",
 		[WPROF_CUT_DEPTH] = "deeper than 127 frames",
+		[WPROF_CUT_COPY] = "deeper than the 32 KiB of stack copied as the program started",
 	};
 
 	fprintf(f, "wprof: user stacks: %llu frames from CFI, %llu by frame pointer (code "
@@ -149,6 +150,9 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		(unsigned long long)p->unw.rows, p->unw.build_ns / 1e6);
 	if (p->unw.files_no_cfi)
 		fprintf(f, " (%llu without .eh_frame)", (unsigned long long)p->unw.files_no_cfi);
+	if (st[WPROF_STAT_HELD_WALKED])
+		fprintf(f, "; %llu stacks taken before their program's code was read were walked "
+			"from a copy once it was", (unsigned long long)st[WPROF_STAT_HELD_WALKED]);
 	if (p->unw.rows_capacity)
 		fprintf(f, "; live processes' code took at most %llu of the kernel's %llu rows",
 			(unsigned long long)p->unw.rows_live_peak,

@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "held.h"
 #include "hmap.h"
 #include "session.h"
 #include "tphooks.h"
@@ -56,6 +57,7 @@ struct session {
 	__u64 load_ns; /* spent loading the programs (the kernel's verifier), every try */
 	bool running;
 	struct store *store; /* what was drained from the maps */
+	struct held *held;   /* stacks held for their process's maps (held.h) */
 	/* counts_a, wakes_a are out of use: the next drain puts them in */
 	bool counts_spare_a, wakes_spare_a;
 	struct session_drain_stats drains;
@@ -269,6 +271,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->time_kinds = o->bpf_stats;
 	skel->rodata->end_iter = snapshot;
 	skel->rodata->check_deferred = o->check_deferred;
+	skel->rodata->hold_stacks = skel->rodata->cfi_walk && !o->check_deferred && !o->no_held;
+	if (!skel->rodata->hold_stacks)
+		bpf_map__set_max_entries(skel->maps.held_stacks, getpagesize());
 	/*
 	 * User stacks left to their thread's resume need a program on
 	 * sched_exit_tp or a BPF task work to walk them, and the window-end
@@ -438,9 +443,15 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	if (!kbtf)
 		return -errno;
 	s = calloc(1, sizeof(*s));
-	if (s)
+	if (s) {
 		s->store = store__new();
-	if (!s || !s->store) {
+		s->held = held__new();
+	}
+	if (!s || !s->store || !s->held) {
+		if (s) {
+			store__free(s->store);
+			held__free(s->held);
+		}
 		free(s);
 		btf__free(kbtf);
 		return -ENOMEM;
@@ -476,6 +487,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 			       msg);
 		}
 		store__free(s->store);
+		held__free(s->held);
 		free(s);
 		return err;
 	}
@@ -493,6 +505,14 @@ void session__gate_until_exec(struct session *s, __u32 tgid)
 	s->skel->bss->exec_gate_tgid = tgid;
 }
 
+static int on_held(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	held__add(s->held, data, size); /* what it cannot keep, it counts */
+	return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -507,8 +527,21 @@ int session__set_event_fn(struct session *s, session_event_fn fn, void *ctx)
 {
 	s->event_fn = fn;
 	s->event_ctx = ctx;
-	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	return s->events ? 0 : -errno;
+	/*
+	 * One epoll for both, the held stacks consumed first: an event may have
+	 * the maps read again, and a copy taken before it is walked with the
+	 * maps it replaces (record.c: snapshot())
+	 */
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.held_stacks), on_held, s, NULL);
+	if (!s->events ||
+	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.events), on_event, s))
+		return -errno;
+	return 0;
+}
+
+struct held *session__held(struct session *s)
+{
+	return s->held;
 }
 
 int session__event_fd(const struct session *s)
@@ -1208,7 +1241,11 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
 {
-	return store__stack(s->store, id, out);
+	int err = store__stack(s->store, id, out);
+
+	if (!err)
+		held__frames(s->held, id, out);
+	return err;
 }
 
 void session__drain_stats(const struct session *s, struct session_drain_stats *out)
@@ -1253,9 +1290,22 @@ __u64 session__stat(struct session *s, enum wprof_stat idx)
 
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 {
+	struct held_stats h;
+	__u64 cut = 0;
+
 	for (__u32 i = 0; i < WPROF_STAT_CNT; i++)
 		stats[i] = session__stat(s, i);
 	stats[WPROF_STAT_RUNS_MISSED] = runs_missed(s);
+	/* held walks are counted as they come out of user space's walk */
+	held__stats(s->held, &h);
+	stats[WPROF_STAT_HELD_WALKED] = h.walked;
+	stats[WPROF_STAT_HELD_UNWALKED] = h.unwalked;
+	stats[WPROF_STAT_CUT_BASE + WPROF_CUT_NO_TABLE] += h.unwalked;
+	for (int c = 1; c < WPROF_CUT_CNT; c++) {
+		stats[WPROF_STAT_CUT_BASE + c] += h.cut[c];
+		cut += h.cut[c];
+	}
+	stats[WPROF_STAT_USTACK_CUT] += h.unwalked + cut;
 }
 
 void session__print_prog_stats(struct session *s, FILE *f)
@@ -1330,6 +1380,7 @@ void session__free(struct session *s)
 		munmap(s->rows, s->rows_len);
 	wprof_bpf__destroy(s->skel);
 	store__free(s->store);
+	held__free(s->held);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	free(s->links);

@@ -92,7 +92,11 @@ int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 struct hmap;
 int session__retire(struct session *s, size_t min_threads, session_thread_fn thread_fn,
 		    session_count_fn count_fn, void *ctx, struct hmap *busy);
-/* Frames of stack `id`, leaf first. 0 or -ENOENT. */
+/* The stacks held for their process's maps, to walk (held.h). */
+struct held;
+struct held *session__held(struct session *s);
+
+/* Frames of stack `id`, leaf first (a held one's as walked, held.h). 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
 /* One of those counters, summed over the CPUs (0 if it cannot be read). */

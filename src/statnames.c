@@ -67,6 +67,10 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_SLOT_BUSY] = "slot_busy",
 	[WPROF_STAT_WAKE_RQ_CLOCK] = "wake_rq_clock",
 	[WPROF_STAT_RUNS_MISSED] = "runs_missed",
+	[WPROF_STAT_HELD] = "held",
+	[WPROF_STAT_HELD_LOST] = "held_lost",
+	[WPROF_STAT_HELD_WALKED] = "held_walked",
+	[WPROF_STAT_HELD_UNWALKED] = "held_unwalked",
 };
 
 const char *stat__name(int i, char *buf, size_t size)

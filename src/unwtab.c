@@ -807,6 +807,19 @@ size_t unwtab__waiting(const struct unwtab *u, __u32 *pids, size_t max)
 	return n;
 }
 
+const struct wprof_proc_maps *unwtab__maps(const struct unwtab *u, __u32 pid)
+{
+	const struct tab_proc *p = hmap__get(&u->proc_ids, pid, 0);
+
+	return p && u->krows && !p->wait_ns ? &p->pm : NULL;
+}
+
+const struct wprof_unwind_row *unwtab__rows(const struct unwtab *u, __u32 *nr_rows)
+{
+	*nr_rows = u->krows ? u->max_krows : 0;
+	return u->krows;
+}
+
 size_t unwtab__nr_rows(const struct unwtab *u)
 {
 	return u->live_rows;

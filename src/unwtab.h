@@ -85,6 +85,14 @@ size_t unwtab__nr_rows(const struct unwtab *u);
  */
 int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows, int procs_fd);
 
+/*
+ * @pid's maps as last read, with their rows placed in the kernel's array
+ * (NULL: none, or still waiting for room), and that array (@nr_rows
+ * entries; NULL before unwtab__bind()): what held stacks are walked with.
+ */
+const struct wprof_proc_maps *unwtab__maps(const struct unwtab *u, __u32 pid);
+const struct wprof_unwind_row *unwtab__rows(const struct unwtab *u, __u32 *nr_rows);
+
 void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st);
 
 #endif /* WPROF_UNWTAB_H */
