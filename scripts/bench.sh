@@ -613,8 +613,13 @@ build_once() {
 	local c=$1 dir=$tmp/build-clone log=$tmp/$1.$2.log t wprof=()
 	[ -n "$build_off" ] && return
 	rm -rf "$dir/build"
-	[ "$c" = build-wprof ] && wprof=(perf stat -e task-clock --no-inherit -x, -o "$tmp/$c.$2.own"
-		-- "$(readlink -f "$WPROF")" record -o /dev/null --)
+	case $c in
+	build-wprof) wprof=(perf stat -e task-clock --no-inherit -x, -o "$tmp/$c.$2.own"
+		-- "$(readlink -f "$WPROF")" record -o /dev/null --) ;;
+	# no stacks held for new programs (the cost of holding them: on vs off)
+	build-noheld) wprof=(perf stat -e task-clock --no-inherit -x, -o "$tmp/$c.$2.own"
+		-- env WPROF_HELD=off "$(readlink -f "$WPROF")" record -o /dev/null --) ;;
+	esac
 	# the clone builds in its own build/, whatever OUT and WPROF say here
 	t=$( { TIMEFORMAT='%R %U %S'; time (cd "$dir" &&
 		"${wprof[@]}" env -u OUT -u WPROF make -j2 all >"$log" 2>&1); } 2>&1) ||
@@ -629,6 +634,7 @@ fi
 for i in $(seq "$BUILD_REPS"); do
 	build_once build-base "$i"
 	build_once build-wprof "$i"
+	build_once build-noheld "$i"
 done
 rm -rf "$tmp/build-clone"
 
@@ -1027,11 +1033,12 @@ own_row() {
 }
 own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: process ends from pidfds" own-pidfd
 own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: from /proc (WPROF_PROC_ENDS=proc)" own-proc
-# build_row: the build's figures (medians of the reps) without and with wprof
+# build_row [CONFIG [NOTE]]: the build's figures (medians of the reps) without
+# and with wprof (CONFIG's, default build-wprof; NOTE after "wprof record")
 build_row() {
-	local label="\`make -j2 all\` of wprof"
-	if [ -n "$build_off" ] || ! [ -s "$tmp/build-base.build" ] || ! [ -s "$tmp/build-wprof.build" ]; then
-		echo "| $label: under wprof record | ${build_off:-failed: no figure} | | | |"
+	local label="\`make -j2 all\` of wprof" c=${1:-build-wprof}
+	if [ -n "$build_off" ] || ! [ -s "$tmp/build-base.build" ] || ! [ -s "$tmp/$c.build" ]; then
+		echo "| $label: under wprof record$2 | ${build_off:-failed: no figure} | | | |"
 		return
 	fi
 	awk -v label="$label" 'function med(a, n,   i, j, t) {
@@ -1042,13 +1049,15 @@ build_row() {
 		{ ww[++nw] = $1; wc[nw] = $2; wo[nw] = $3 }
 		END {
 			w0 = med(bw, nb); c0 = med(bc, nb); w1 = med(ww, nw); c1 = med(wc, nw); o = med(wo, nw)
-			printf "| %s: no profiler | %.1f s wall, %.1f s CPU | | | |\n", label, w0, c0
-			printf "| %s: under wprof record | %.1f s wall, %.1f s CPU (wprof with it); wprof itself %.2f s of CPU, %.1f%% of the build'"'"'s | %+.1f%% wall | %+.1f s CPU in the build'"'"'s processes | wprof'"'"'s CPU < 5%% of the build'"'"'s: %s |\n",
-				label, w1, c1, o, 100 * o / c0, 100 * (w1 / w0 - 1), c1 - o - c0,
+			if (!note)
+				printf "| %s: no profiler | %.1f s wall, %.1f s CPU | | | |\n", label, w0, c0
+			printf "| %s: under wprof record%s | %.1f s wall, %.1f s CPU (wprof with it); wprof itself %.2f s of CPU, %.1f%% of the build'"'"'s | %+.1f%% wall | %+.1f s CPU in the build'"'"'s processes | wprof'"'"'s CPU < 5%% of the build'"'"'s: %s |\n",
+				label, note, w1, c1, o, 100 * o / c0, 100 * (w1 / w0 - 1), c1 - o - c0,
 				o < 0.05 * c0 ? "met" : "**not met**"
-		}' "$tmp/build-base.build" "$tmp/build-wprof.build"
+		}' note="$2" "$tmp/build-base.build" "$tmp/$c.build"
 }
 build_row
+build_row build-noheld ", WPROF_HELD=off"
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \
 	"$redis_base_set_p" req/s 5 redis-pinned-SET
