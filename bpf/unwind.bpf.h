@@ -84,7 +84,9 @@ struct stack_chunk {
 /*
  * Held stacks (struct wprof_held), to user space; hold_stacks: walks without
  * a table send them (not with --check-deferred, which compares stack ids of
- * two walks, nor WPROF_HELD=off).
+ * two walks, nor WPROF_HELD=off); check_held (WPROF_HELD=check, a self-test):
+ * walks with the tables send a copy too, for user space to compare its walk
+ * of the copy with theirs.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -92,6 +94,7 @@ struct {
 } held_stacks SEC(".maps") __weak;
 
 const volatile bool hold_stacks __weak = false;
+const volatile bool check_held __weak = false;
 
 /* numbers the held walks' last frames: a stack id for each */
 __u32 held_seq __weak;
@@ -283,25 +286,20 @@ static __always_inline __u64 start_ticks(struct task_struct *t)
 #define HELD_BELOW 1024
 
 /*
- * The walk of the current task found no table: copy its stack, page by page,
- * into a held record, and end its frames with the frame-pointer cut and a
- * held frame of its own. NULL when the ring buffer has no room (the frames
- * stay a plain cut, counted). The caller submits the record once the stack
- * has its id, or discards it.
+ * A held record of the current task's stack, copied page by page, and its
+ * registers; NULL when the ring buffer has no room. The caller submits it
+ * once the walk's stack has its id, or discards it.
  */
-static __always_inline struct wprof_held *hold_stack(struct task_struct *task,
-						      struct wprof_stack *st, __u32 nr,
-						      __u64 pc, __u64 sp, __u64 fp, __u32 pid)
+static __always_inline struct wprof_held *held_copy(struct task_struct *task, __u64 pc,
+						     __u64 sp, __u64 fp, __u32 pid)
 {
 	struct wprof_held *h = bpf_ringbuf_reserve(&held_stacks, sizeof(*h), 0);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u64 base = (sp - HELD_BELOW) & ~(__u64)(WPROF_HELD_PAGE - 1);
 	__u32 pages = 0;
 
-	if (!h) {
-		stat_add(WPROF_STAT_HELD_LOST, 1);
+	if (!h)
 		return NULL;
-	}
 	/* page by page: one that is not there (untouched, past the stack's top) is left out */
 #pragma unroll
 	for (int i = 0; i < WPROF_HELD_PAGES; i++)
@@ -319,18 +317,27 @@ static __always_inline struct wprof_held *hold_stack(struct task_struct *task,
 	h->pid = pid;
 	h->base = base;
 	h->pages = pages;
-	/* room for the cut frame and the held one */
+	h->check = 0;
+	h->pad = 0;
+	return h;
+}
+
+/*
+ * End a walk without a table with the frame-pointer cut and a held frame of
+ * its own. False when the frames leave no room (then the walk is cut as
+ * without a copy).
+ */
+static __always_inline bool mark_held(struct wprof_stack *st, __u32 nr)
+{
 	if (nr > WPROF_MAX_STACK_DEPTH - 2)
-		nr = WPROF_MAX_STACK_DEPTH - 2;
+		nr = WPROF_MAX_STACK_DEPTH - 2; /* the outermost frame-pointer frame goes */
 	barrier_var(nr);
-	if (nr > WPROF_MAX_STACK_DEPTH - 2) {
-		bpf_ringbuf_discard(h, 0);
-		return NULL;
-	}
+	if (nr > WPROF_MAX_STACK_DEPTH - 2)
+		return false;
 	st->ips[nr] = WPROF_FRAME_CUT | WPROF_CUT_NO_TABLE;
 	st->ips[nr + 1] = WPROF_FRAME_HELD | __sync_fetch_and_add(&held_seq, 1);
 	st->nr = nr + 2;
-	return h;
+	return true;
 }
 
 #define VM_EXEC 0x4
@@ -587,13 +594,15 @@ static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *
 /*
  * Walk the user stack of `task` (the current task unless `other`) from its
  * user registers into `st`, leaf first. A held record when the walk found
- * no table and holds a copy (see hold_stack()), else NULL.
+ * no table and holds a copy (or, with check_held, when it found them), else
+ * NULL.
  */
 static __always_inline struct wprof_held *cfi_unwind(struct task_struct *task, __u64 pc,
 						     __u64 sp, __u64 fp, struct wprof_stack *st,
 						     bool other, __u32 slot)
 {
 	struct stack_chunk *chunk = bpf_map_lookup_elem(&stack_chunks, &slot);
+	struct wprof_held *h;
 	struct walk_state *s;
 	struct unwind_ctx c;
 
@@ -627,16 +636,22 @@ static __always_inline struct wprof_held *cfi_unwind(struct task_struct *task, _
 	stat_add(WPROF_STAT_FP_FRAMES, s->fp_frames);
 	st->nr = s->nr;
 	if (!c.pm || s->stale) {
-		struct wprof_held *h = !other && hold_stacks ?
-					       hold_stack(task, st, s->nr, pc, sp, fp, s->pid) : NULL;
-
-		if (h)
+		h = !other && hold_stacks ? held_copy(task, pc, sp, fp, s->pid) : NULL;
+		if (h && mark_held(st, s->nr))
 			return h;
+		if (h)
+			bpf_ringbuf_discard(h, 0);
+		else if (!other && hold_stacks)
+			stat_add(WPROF_STAT_HELD_LOST, 1);
 		put_cut(st, s->nr, WPROF_CUT_NO_TABLE);
-	} else if (s->cut) {
-		put_cut(st, s->nr, s->cut);
+		return NULL;
 	}
-	return NULL;
+	if (s->cut)
+		put_cut(st, s->nr, s->cut);
+	h = !other && check_held ? held_copy(task, pc, sp, fp, s->pid) : NULL;
+	if (h)
+		h->check = 1;
+	return h;
 }
 
 /*
@@ -657,9 +672,10 @@ __weak __noinline __u64 cfi_user_stack(__u32 slot, __u64 pc, __u64 sp, __u64 fp)
 	id = store_stack(st, true);
 	if (h) {
 		if (id) {
+			if (!h->check)
+				stat_add(WPROF_STAT_HELD, 1);
 			h->stack_id = id;
 			bpf_ringbuf_submit(h, 0);
-			stat_add(WPROF_STAT_HELD, 1);
 		} else {
 			bpf_ringbuf_discard(h, 0); /* no id: counted (stacks_full) */
 		}

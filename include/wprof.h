@@ -199,6 +199,12 @@ struct wprof_held {
 	__u64 base;
 	__u32 pages;
 	__u32 pid;         /* tgid */
+	/*
+	 * WPROF_HELD=check: a copy of a walk the kernel made with the tables,
+	 * stack_id its frames, for user space to walk the copy and compare
+	 */
+	__u32 check;
+	__u32 pad;
 	__u8 data[WPROF_HELD_PAGES * WPROF_HELD_PAGE];
 };
 
@@ -386,6 +392,9 @@ enum wprof_stat {
 	 * their reason
 	 */
 	WPROF_STAT_HELD_UNWALKED,
+	/* WPROF_HELD=check (user space): walks of a copy compared with the kernel's, */
+	WPROF_STAT_HELD_CHECKED,
+	WPROF_STAT_HELD_CHECK_DIFFERED, /* ... that differed */
 	WPROF_STAT_CNT,
 };
 

@@ -279,7 +279,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
- * WPROF_HELD=off|auto: see record_opts.no_held.
+ * WPROF_HELD=off|check|auto: see record_opts.no_held.
  */
 static int choice_envs(struct record_opts *opts)
 {
@@ -293,7 +293,7 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const ends[] = { "auto", "proc" };
 	static const char *const steal[] = { "auto", "off" };
 	static const char *const rows[] = { "auto", "few" };
-	static const char *const held[] = { "auto", "off" };
+	static const char *const held[] = { "auto", "off", "check" };
 	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
 	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
 	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
@@ -308,6 +308,7 @@ static int choice_envs(struct record_opts *opts)
 	if (h < 0)
 		return h;
 	opts->no_held = h == 1;
+	opts->check_held = h == 2;
 	opts->few_rows = ur == 1;
 	opts->no_steal = st == 1;
 	opts->few_slots = l == 1;

@@ -32,9 +32,18 @@ struct held_entry {
 	struct wprof_stack *frames; /* walked (only its nr frames allocated), else NULL */
 };
 
+/* WPROF_HELD=check: a copy of a walk the kernel made, and its frames */
+struct held_check {
+	struct wprof_held rec;
+	struct wprof_stack kst;
+};
+#define HELD_MAX_CHECKS 256
+
 struct held {
 	struct hmap ids; /* stack id -> struct held_entry */
 	size_t waiting, waiting_bytes;
+	struct held_check *checks[HELD_MAX_CHECKS];
+	size_t nr_checks;
 	struct held_stats st;
 };
 
@@ -57,6 +66,8 @@ void held__free(struct held *h)
 		}
 	}
 	hmap__clear(&h->ids);
+	for (size_t i = 0; i < h->nr_checks; i++)
+		free(h->checks[i]);
 	free(h);
 }
 
@@ -387,8 +398,49 @@ static bool try_walk(struct held *h, struct held_entry *e, const struct unwtab *
 	return true;
 }
 
+void held__add_check(struct held *h, const struct wprof_held *rec, const struct wprof_stack *kst)
+{
+	struct held_check *c;
+
+	if (h->nr_checks == HELD_MAX_CHECKS || !(c = malloc(sizeof(*c))))
+		return; /* a self-test: what it cannot keep, it does not compare */
+	c->rec = *rec;
+	c->kst = *kst;
+	h->checks[h->nr_checks++] = c;
+}
+
+/*
+ * Walk the checks' copies whose maps are still the walk's, and compare:
+ * the same frames, unless the copy ran out (the kernel reads on).
+ */
+static void run_checks(struct held *h, const struct unwtab *u)
+{
+	__u32 nr_rows;
+	const struct wprof_unwind_row *rows = unwtab__rows(u, &nr_rows);
+
+	for (size_t i = 0; i < h->nr_checks; i++) {
+		struct held_check *c = h->checks[i];
+		const struct wprof_proc_maps *pm = unwtab__maps(u, c->rec.pid);
+		struct wprof_stack st;
+
+		if (rows && pm && pm->nr && pm->start_ticks == c->rec.start_ticks &&
+		    pm->exec_vm == c->rec.exec_vm &&
+		    !held__walk_one(&c->rec, pm, rows, nr_rows, &st) &&
+		    !(st.nr && st.ips[st.nr - 1] == (WPROF_FRAME_CUT | WPROF_CUT_COPY))) {
+			h->st.checked++;
+			if (st.nr != c->kst.nr ||
+			    memcmp(st.ips, c->kst.ips, st.nr * sizeof(st.ips[0])))
+				h->st.check_differed++;
+		}
+		free(c);
+	}
+	h->nr_checks = 0;
+}
+
 void held__walk(struct held *h, const struct unwtab *u, __u32 pid, __u64 now, bool final)
 {
+	if (u && h->nr_checks)
+		run_checks(h, u);
 	for (size_t i = 0; h->waiting && i < h->ids.cap; i++) {
 		struct held_entry *e = h->ids.slots[i].val;
 

@@ -28,6 +28,8 @@ struct held_stats {
 	__u64 unwalked; /* given up: frame pointers only */
 	__u64 cut[WPROF_CUT_CNT]; /* walked from the copy, and cut (by reason) */
 	__u64 dropped;  /* ... of the given up, for want of memory to keep them */
+	/* WPROF_HELD=check: copies of the kernel's walks walked here and compared */
+	__u64 checked, check_differed;
 };
 
 struct held *held__new(void); /* NULL on -ENOMEM */
@@ -35,6 +37,13 @@ void held__free(struct held *h); /* NULL ok */
 
 /* A record from the ring buffer: kept until walked. 0 or -EINVAL (malformed). */
 int held__add(struct held *h, const void *data, size_t size);
+
+/*
+ * WPROF_HELD=check: a copy of a walk the kernel made with the tables, and
+ * its frames @kst, to walk and compare at the next held__walk() (when the
+ * process's maps are still the ones of the walk; else not compared).
+ */
+void held__add_check(struct held *h, const struct wprof_held *rec, const struct wprof_stack *kst);
 
 /*
  * Walk the copies (of process @pid only, unless 0) whose process's maps (as

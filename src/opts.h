@@ -117,9 +117,12 @@ struct record_opts {
 	bool few_rows;
 	/*
 	 * WPROF_HELD=off: walks without a table keep their frame-pointer
-	 * frames, no copy of the stack is held for later (the bench compares)
+	 * frames, no copy of the stack is held for later (the bench compares);
+	 * =check: walks with the tables send a copy too, which user space
+	 * walks and compares with them (a self-test of src/held.c)
 	 */
 	bool no_held;
+	bool check_held;
 	bool user_stacks;
 	bool kernel_stacks;
 	int verbose;

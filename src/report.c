@@ -171,6 +171,11 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 			(unsigned long long)p->unw.files_inflate_refused, ZSECTS_RATIO,
 			ZSECTS_MAX_BYTES >> 20);
 	fputc('\n', f);
+	if (st[WPROF_STAT_HELD_CHECKED])
+		fprintf(f, "wprof: WPROF_HELD=check: %llu walks of a copy of the stack compared with "
+			"the kernel's walk, %llu differed\n",
+			(unsigned long long)st[WPROF_STAT_HELD_CHECKED],
+			(unsigned long long)st[WPROF_STAT_HELD_CHECK_DIFFERED]);
 	if (!st[WPROF_STAT_USTACK_CUT])
 		return;
 	fprintf(f, "wprof: %llu user stack walks stopped before the thread's first frame "

@@ -272,6 +272,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->end_iter = snapshot;
 	skel->rodata->check_deferred = o->check_deferred;
 	skel->rodata->hold_stacks = skel->rodata->cfi_walk && !o->check_deferred && !o->no_held;
+	skel->rodata->check_held = skel->rodata->hold_stacks && o->check_held;
 	if (!skel->rodata->hold_stacks)
 		bpf_map__set_max_entries(skel->maps.held_stacks, getpagesize());
 	/*
@@ -508,8 +509,20 @@ void session__gate_until_exec(struct session *s, __u32 tgid)
 static int on_held(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
+	const struct wprof_held *h = data;
+	struct wprof_stack st;
 
-	held__add(s->held, data, size); /* what it cannot keep, it counts */
+	if (size < sizeof(*h))
+		return 0;
+	if (!h->check) {
+		held__add(s->held, data, size); /* what it cannot keep, it counts */
+		return 0;
+	}
+	/* the kernel's walk: in its map still, or drained into the store */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &h->stack_id, &st) &&
+	    store__stack(s->store, h->stack_id, &st))
+		return 0;
+	held__add_check(s->held, h, &st);
 	return 0;
 }
 
@@ -1300,6 +1313,8 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 	held__stats(s->held, &h);
 	stats[WPROF_STAT_HELD_WALKED] = h.walked;
 	stats[WPROF_STAT_HELD_UNWALKED] = h.unwalked;
+	stats[WPROF_STAT_HELD_CHECKED] = h.checked;
+	stats[WPROF_STAT_HELD_CHECK_DIFFERED] = h.check_differed;
 	stats[WPROF_STAT_CUT_BASE + WPROF_CUT_NO_TABLE] += h.unwalked;
 	for (int c = 1; c < WPROF_CUT_CNT; c++) {
 		stats[WPROF_STAT_CUT_BASE + c] += h.cut[c];
