@@ -1017,6 +1017,7 @@ static __always_inline void inherit_maps(__u32 ppid, __u32 cpid, __u64 start)
 	if (pm) {
 		pm->start_ticks = start;
 		pm->asked_ns = 0;
+		pm->held = 0;
 	}
 }
 
@@ -1028,6 +1029,7 @@ static __always_inline void forget_maps(__u32 pid)
 	if (pm) {
 		pm->nr = 0;
 		pm->asked_ns = 0;
+		pm->held = 0; /* a new program, a new budget */
 	}
 }
 

@@ -309,6 +309,7 @@ static __always_inline struct wprof_held *held_copy(struct task_struct *task, __
 	h->stack_id = 0;
 	h->start_ticks = start_ticks(BPF_CORE_READ(task, group_leader));
 	h->exec_vm = BPF_CORE_READ(task, mm, exec_vm);
+	h->start_stack = BPF_CORE_READ(task, mm, start_stack);
 	h->pc = pc;
 	h->sp = sp;
 	h->fp = fp;
@@ -320,6 +321,18 @@ static __always_inline struct wprof_held *held_copy(struct task_struct *task, __
 	h->check = 0;
 	h->pad = 0;
 	return h;
+}
+
+/*
+ * Whether a walk of process `pid` without a table may hold its stack: only
+ * where user space has been asked for its maps (an entry in proc_maps, if
+ * only a placeholder), a budget per write of them.
+ */
+static __always_inline bool may_hold(__u32 pid)
+{
+	struct wprof_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
+
+	return pm && __sync_fetch_and_add(&pm->held, 1) < WPROF_HELD_PER_MAPS;
 }
 
 /*
@@ -417,7 +430,7 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	struct wprof_unwind_row *row = NULL;
 	struct wprof_exec_map *m;
 	__u32 kind = WPROF_CFA_NONE;
-	bool by_fp = false, leaf_reg = false, cfi_file = false;
+	bool by_fp = false, leaf_reg = false;
 	struct pt_regs *regs;
 
 	if (c->pm && !c->s->stale) {
@@ -441,7 +454,6 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 		c->s->last_map = (idx & (WPROF_MAX_EXEC_MAPS - 1)) + 1;
 		m = &c->pm->maps[idx & (WPROF_MAX_EXEC_MAPS - 1)];
 		if (m->row_nr && m->page_nr && look >= m->base) {
-			cfi_file = true;
 			if (rows_current(m)) {
 				row = find_row(m, (__u32)(look - m->base));
 			} else {
@@ -454,15 +466,11 @@ static __always_inline long unwind_step(struct unwind_ctx *c, bool other)
 	if (row)
 		kind = row->kind;
 	switch (kind) {
+	case WPROF_CFA_ENTRY:
+		if (c->s->fp_ok && !c->s->fp)
+			return 1; /* the outermost frame */
+		/* fall through */
 	case WPROF_CFA_NONE:
-		/*
-		 * Code with no CFI in a file that has some: an entry stub (the
-		 * loader's _start), where a zeroed frame pointer marks the
-		 * outermost frame as the x86-64 ABI has it (a process starts
-		 * with it zeroed)
-		 */
-		if (cfi_file && c->s->fp_ok && !c->s->fp)
-			return 1;
 		if (fp_step(c, &cfa, &ra, other))
 			return 1;
 		by_fp = true;
@@ -636,13 +644,14 @@ static __always_inline struct wprof_held *cfi_unwind(struct task_struct *task, _
 	stat_add(WPROF_STAT_FP_FRAMES, s->fp_frames);
 	st->nr = s->nr;
 	if (!c.pm || s->stale) {
-		h = !other && hold_stacks ? held_copy(task, pc, sp, fp, s->pid) : NULL;
+		h = !other && hold_stacks && may_hold(s->pid) ?
+			    held_copy(task, pc, sp, fp, s->pid) : NULL;
 		if (h && mark_held(st, s->nr))
 			return h;
 		if (h)
 			bpf_ringbuf_discard(h, 0);
 		else if (!other && hold_stacks)
-			stat_add(WPROF_STAT_HELD_LOST, 1);
+			stat_add(WPROF_STAT_HELD_LOST, 1); /* no room, or past the budget */
 		put_cut(st, s->nr, WPROF_CUT_NO_TABLE);
 		return NULL;
 	}

@@ -100,6 +100,13 @@ enum wprof_cfa_kind {
 	 * child's (rax 0) first frame. Followed in the leaf frame only.
 	 */
 	WPROF_CFA_SYSCALL = 8,
+	/*
+	 * A file's entry point where no CFI covers it (the loader's _start,
+	 * which calls into code with CFI): a zeroed frame pointer there marks
+	 * the outermost frame, as the x86-64 ABI has a process start with it;
+	 * else a frame-pointer step, as WPROF_CFA_NONE
+	 */
+	WPROF_CFA_ENTRY = 9,
 };
 
 /* fp_off8 value: the caller's frame pointer cannot be recovered */
@@ -150,7 +157,9 @@ struct wprof_proc_maps {
 	__u64 exec_vm;    /* pages mapped executable (mm->exec_vm) when the maps were read */
 	__u64 asked_ns;   /* when BPF last asked user space to read them again; 0: not yet */
 	__u32 nr;         /* maps used, sorted by start */
-	__u32 pad;
+	__u32 held;       /* stacks held since user space wrote these (WPROF_HELD_PER_MAPS) */
+	/* mm->start_stack as read with the maps (user space: struct wprof_held's match) */
+	__u64 start_stack;
 	struct wprof_exec_map maps[WPROF_MAX_EXEC_MAPS];
 };
 
@@ -182,6 +191,13 @@ enum wprof_cut {
  * that walked it names the id: the frames are its own.
  */
 #define WPROF_FRAME_HELD 0xfffffffe00000000ULL
+#define WPROF_IS_HELD(ip) ((ip) >> 32 == WPROF_FRAME_HELD >> 32)
+/*
+ * At most so many held per write of a process's maps: a process whose maps
+ * keep not matching (full maps, code that changes all the time) does not
+ * copy its stack at every event
+ */
+#define WPROF_HELD_PER_MAPS 256
 #define WPROF_HELD_PAGES 9 /* of stack copied: from the page 1 KiB below sp, up */
 #define WPROF_HELD_PAGE 4096
 
@@ -189,6 +205,7 @@ struct wprof_held {
 	__u64 stack_id;    /* the walk's stack, ending in its WPROF_FRAME_HELD frame */
 	__u64 start_ticks; /* the process's, as struct wprof_proc_maps has it */
 	__u64 exec_vm;     /* mm->exec_vm at the walk: the maps to walk it with have the same */
+	__u64 start_stack; /* mm->start_stack: ... and this, which an exec changes */
 	__u64 pc, sp, fp;  /* the registers the walk started from */
 	__u64 rax, rdi;    /* the task's user registers (the leaf rules that read them) */
 	/*
@@ -382,7 +399,8 @@ enum wprof_stat {
 	 */
 	WPROF_STAT_RUNS_MISSED,
 	WPROF_STAT_HELD,           /* user stacks held (struct wprof_held sent) */
-	WPROF_STAT_HELD_LOST,      /* ... not held: the ring buffer had no room (frame pointers only) */
+	/* ... not held (frame pointers only): no room in the ring buffer, or WPROF_HELD_PER_MAPS */
+	WPROF_STAT_HELD_LOST,
 	/* filled by user space: held stacks walked from the copy, to the first frame */
 	WPROF_STAT_HELD_WALKED,
 	/*

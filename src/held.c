@@ -28,6 +28,8 @@
 struct held_entry {
 	struct wprof_held *rec; /* the copy while it waits, else NULL */
 	size_t rec_size;
+	size_t wait_idx; /* in held.wait, while it waits */
+	unsigned int unused; /* sweeps in a row that found its id unused (held__sweep()) */
 	__u64 arrived_ns;
 	struct wprof_stack *frames; /* walked (only its nr frames allocated), else NULL */
 };
@@ -41,7 +43,8 @@ struct held_check {
 
 struct held {
 	struct hmap ids; /* stack id -> struct held_entry */
-	size_t waiting, waiting_bytes;
+	struct held_entry **wait; /* the entries whose copy waits */
+	size_t waiting, cap_wait, waiting_bytes;
 	struct held_check *checks[HELD_MAX_CHECKS];
 	size_t nr_checks;
 	struct held_stats st;
@@ -66,6 +69,7 @@ void held__free(struct held *h)
 		}
 	}
 	hmap__clear(&h->ids);
+	free(h->wait);
 	for (size_t i = 0; i < h->nr_checks; i++)
 		free(h->checks[i]);
 	free(h);
@@ -75,7 +79,9 @@ static void stop_waiting(struct held *h, struct held_entry *e)
 {
 	if (!e->rec)
 		return;
-	h->waiting--;
+	/* the last waiting entry takes its place */
+	h->wait[e->wait_idx] = h->wait[--h->waiting];
+	h->wait[e->wait_idx]->wait_idx = e->wait_idx;
 	h->waiting_bytes -= e->rec_size;
 	free(e->rec);
 	e->rec = NULL;
@@ -96,14 +102,12 @@ int held__add(struct held *h, const void *data, size_t size)
 	if (size < sizeof(*rec))
 		return -EINVAL;
 	e = hmap__get(&h->ids, rec->stack_id, 0);
-	if (e) {
-		/* named already (as frame pointers only), or a second copy of one id */
-		h->st.unwalked++;
-		return 0;
-	}
+	if (e)
+		return 0; /* named already, as frame pointers only (and counted then) */
 	e = calloc(1, sizeof(*e));
 	if (!e || h->ids.nr >= HELD_MAX_ENTRIES ||
 	    h->waiting_bytes + sizeof(*rec) > HELD_MAX_BYTES ||
+	    array_reserve((void **)&h->wait, &h->cap_wait, h->waiting, sizeof(*h->wait), 64) ||
 	    !(e->rec = malloc(sizeof(*rec))) ||
 	    hmap__put(&h->ids, rec->stack_id, 0, e, &old)) {
 		if (e)
@@ -116,7 +120,8 @@ int held__add(struct held *h, const void *data, size_t size)
 	memcpy(e->rec, rec, sizeof(*rec));
 	e->rec_size = sizeof(*rec);
 	e->arrived_ns = now_ns();
-	h->waiting++;
+	e->wait_idx = h->waiting;
+	h->wait[h->waiting++] = e;
 	h->waiting_bytes += e->rec_size;
 	return 0;
 }
@@ -241,7 +246,7 @@ static enum step step(struct walk *w)
 	__u64 look = w->exact_pc ? w->pc : w->pc - 1, cfa, ra = 0, saved;
 	const struct wprof_unwind_row *row = NULL;
 	const struct wprof_exec_map *m;
-	bool by_fp = false, leaf_reg = false, cfi_file = false;
+	bool by_fp = false, leaf_reg = false;
 	int idx = w->last_map;
 	__u32 kind;
 
@@ -257,17 +262,17 @@ static enum step step(struct walk *w)
 	w->last_map = idx;
 	m = &w->pm->maps[idx];
 	if (m->row_nr && m->page_nr && look >= m->base) {
-		cfi_file = true;
 		if (!rows_current(w, m))
 			return STEP_STALE;
 		row = find_row(w, m, (__u32)(look - m->base));
 	}
 	kind = row ? row->kind : WPROF_CFA_NONE;
 	switch (kind) {
+	case WPROF_CFA_ENTRY:
+		if (w->fp_ok && !w->fp)
+			return STEP_END; /* the outermost frame */
+		/* fall through */
 	case WPROF_CFA_NONE:
-		/* an entry stub's outermost frame (see unwind_step() in BPF) */
-		if (cfi_file && w->fp_ok && !w->fp)
-			return STEP_END;
 		if (!w->fp_ok || w->fp < w->sp || (w->fp & 7)) {
 			w->cut = WPROF_CUT_NO_CODE;
 			return STEP_END;
@@ -369,6 +374,19 @@ int held__walk_one(const struct wprof_held *rec, const struct wprof_proc_maps *p
 	return 0;
 }
 
+/*
+ * Whether @pm were read in the program @rec was taken in (the same start of
+ * the process and of its stack: the latter changes at an exec) with as much
+ * code (mm->exec_vm): what the kernel's walk asks of maps, and the exec too
+ * (the kernel's walk learns of it at once, user space from an event that
+ * comes after copies taken since).
+ */
+static bool maps_match(const struct wprof_proc_maps *pm, const struct wprof_held *rec)
+{
+	return pm && pm->nr && pm->start_ticks == rec->start_ticks &&
+	       pm->start_stack == rec->start_stack && pm->exec_vm == rec->exec_vm;
+}
+
 /* Walk @e's copy if its maps are there: true when done with it. */
 static bool try_walk(struct held *h, struct held_entry *e, const struct unwtab *u)
 {
@@ -379,8 +397,7 @@ static bool try_walk(struct held *h, struct held_entry *e, const struct unwtab *
 	__u32 nr_rows;
 	size_t size;
 
-	/* maps read at the walk's amount of code, of the same process */
-	if (!pm || !pm->nr || pm->start_ticks != rec->start_ticks || pm->exec_vm != rec->exec_vm)
+	if (!maps_match(pm, rec))
 		return false;
 	rows = unwtab__rows(u, &nr_rows);
 	if (!rows || held__walk_one(rec, pm, rows, nr_rows, &st))
@@ -423,8 +440,7 @@ static void run_checks(struct held *h, const struct unwtab *u)
 		const struct wprof_proc_maps *pm = unwtab__maps(u, c->rec.pid);
 		struct wprof_stack st;
 
-		if (rows && pm && pm->nr && pm->start_ticks == c->rec.start_ticks &&
-		    pm->exec_vm == c->rec.exec_vm &&
+		if (rows && maps_match(pm, &c->rec) &&
 		    !held__walk_one(&c->rec, pm, rows, nr_rows, &st) &&
 		    !(st.nr && st.ips[st.nr - 1] == (WPROF_FRAME_CUT | WPROF_CUT_COPY))) {
 			h->st.checked++;
@@ -441,10 +457,11 @@ void held__walk(struct held *h, const struct unwtab *u, __u32 pid, __u64 now, bo
 {
 	if (u && h->nr_checks)
 		run_checks(h, u);
-	for (size_t i = 0; h->waiting && i < h->ids.cap; i++) {
-		struct held_entry *e = h->ids.slots[i].val;
+	/* backwards: an entry that stops waiting takes the last one's place */
+	for (size_t i = h->waiting; i-- > 0;) {
+		struct held_entry *e = h->wait[i];
 
-		if (!e || !e->rec || (pid && e->rec->pid != pid))
+		if (pid && e->rec->pid != pid)
 			continue;
 		if (u && try_walk(h, e, u))
 			continue;
@@ -458,8 +475,7 @@ void held__frames(struct held *h, __u64 id, struct wprof_stack *in)
 	struct held_entry *e;
 	void *old;
 
-	if (!in->nr || in->ips[in->nr - 1] < WPROF_FRAME_HELD ||
-	    in->ips[in->nr - 1] >= WPROF_FRAME_CUT)
+	if (!in->nr || !WPROF_IS_HELD(in->ips[in->nr - 1]))
 		return;
 	in->nr--; /* the held frame, whatever comes of it */
 	e = h ? hmap__get(&h->ids, id, 0) : NULL;
@@ -473,10 +489,41 @@ void held__frames(struct held *h, __u64 id, struct wprof_stack *in)
 			give_up(h, e);
 		return;
 	}
-	/* its copy has not come yet: it will find this one and give up */
-	e = h ? calloc(1, sizeof(*e)) : NULL;
+	/* its copy has not come yet (or never will): this one is named as it is */
+	if (!h)
+		return;
+	h->st.unwalked++;
+	e = calloc(1, sizeof(*e));
 	if (e && hmap__put(&h->ids, id, 0, e, &old))
 		free(e);
+}
+
+void held__sweep(struct held *h, const struct hmap *used)
+{
+	__u64 *gone = malloc((h->ids.nr + 1) * sizeof(*gone));
+	size_t n = 0;
+
+	if (!gone)
+		return; /* freed at a later sweep */
+	for (size_t i = 0; i < h->ids.cap; i++) {
+		struct hmap_slot *slot = &h->ids.slots[i];
+		struct held_entry *e = slot->val;
+
+		if (!e || e->rec)
+			continue; /* empty, or still waiting */
+		if (hmap__get(used, slot->k1, 0))
+			e->unused = 0;
+		else if (++e->unused >= 2)
+			gone[n++] = slot->k1;
+	}
+	/* taken out after the pass: a removal moves other entries in the table */
+	for (size_t i = 0; i < n; i++) {
+		struct held_entry *e = hmap__del(&h->ids, gone[i], 0);
+
+		free(e->frames);
+		free(e);
+	}
+	free(gone);
 }
 
 void held__stats(const struct held *h, struct held_stats *out)

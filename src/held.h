@@ -61,6 +61,14 @@ void held__walk(struct held *h, const struct unwtab *u, __u32 pid, __u64 now, bo
  */
 void held__frames(struct held *h, __u64 id, struct wprof_stack *in);
 
+/*
+ * Forget the walks and the named copies whose id @used (keys (id, 0): every
+ * stack id still named, see store__sweep_stacks()) did not hold at this
+ * sweep nor at the one before. Copies still waiting stay.
+ */
+struct hmap;
+void held__sweep(struct held *h, const struct hmap *used);
+
 void held__stats(const struct held *h, struct held_stats *out);
 
 /*

@@ -330,7 +330,8 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-int procmaps__start_time(int pid, __u64 *start_time)
+/* Fields 22 (start time) and 28 (start of the stack) of /proc/PID/stat. */
+static int read_stat(int pid, __u64 *start_time, __u64 *start_stack)
 {
 	char path[64], buf[1024], *p;
 	int fd, field;
@@ -354,12 +355,22 @@ int procmaps__start_time(int pid, __u64 *start_time)
 	if (!p)
 		return -EINVAL;
 	*start_time = strtoull(p + 1, NULL, 10);
+	for (; field < 28 && p; field++)
+		p = strchr(p + 1, ' ');
+	*start_stack = p ? strtoull(p + 1, NULL, 10) : 0;
 	return 0;
+}
+
+int procmaps__start_time(int pid, __u64 *start_time)
+{
+	__u64 start_stack;
+
+	return read_stat(pid, start_time, &start_stack);
 }
 
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out)
 {
-	int err = procmaps__start_time(pid, start_time);
+	int err = read_stat(pid, start_time, &out->start_stack);
 
 	out->maps = NULL;
 	out->nr = 0;

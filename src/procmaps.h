@@ -30,6 +30,12 @@ struct proc_map {
 struct proc_maps {
 	struct proc_map *maps; /* sorted by start */
 	size_t nr;
+	/*
+	 * procmaps__read_proc(): where the stack began (field 28 of
+	 * /proc/PID/stat, mm->start_stack), read before the maps: changes at
+	 * every exec, with address space randomization
+	 */
+	__u64 start_stack;
 };
 
 /*
@@ -57,8 +63,8 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
  */
 int procmaps__start_time(int pid, __u64 *start_time);
 /*
- * What a snapshot of @pid takes: its start time (procmaps__start_time()),
- * then its mappings (procmaps__read()). 0 or -errno (-ESRCH if it is gone),
+ * What a snapshot of @pid takes: its start time (procmaps__start_time())
+ * and the start of its stack, then its mappings (procmaps__read()). 0 or -errno (-ESRCH if it is gone),
  * @out empty on failure.
  */
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out);

@@ -386,7 +386,7 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 
 	if (!id)
 		return;
-	if (session__stack(b->s, id, st)) {
+	if (session__stack(b->s, id, !kernel, st)) {
 		b->p->stacks_missing++;
 		return;
 	}
@@ -419,7 +419,7 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 			strcat(name, "_[k]");
 			note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1,
 				    symbolizer__kernel_origin(b->sym));
-		} else if (st->ips[i] >= WPROF_FRAME_HELD && st->ips[i] < WPROF_FRAME_CUT) {
+		} else if (WPROF_IS_HELD(st->ips[i])) {
 			continue; /* not one of session__stack()'s: never a frame */
 		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
 			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));

@@ -1246,17 +1246,18 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 	if (!err) {
 		n = store__sweep_stacks(s->store, &ids);
 		err = n < 0 ? n : 0;
+		held__sweep(s->held, &ids);
 		s->drains.stacks_freed += n > 0 ? n : 0;
 	}
 	hmap__clear(&ids);
 	return err ? err : 1;
 }
 
-int session__stack(struct session *s, __u64 id, struct wprof_stack *out)
+int session__stack(struct session *s, __u64 id, bool user, struct wprof_stack *out)
 {
 	int err = store__stack(s->store, id, out);
 
-	if (!err)
+	if (!err && user)
 		held__frames(s->held, id, out);
 	return err;
 }

@@ -96,8 +96,8 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 struct held;
 struct held *session__held(struct session *s);
 
-/* Frames of stack `id`, leaf first (a held one's as walked, held.h). 0 or -ENOENT. */
-int session__stack(struct session *s, __u64 id, struct wprof_stack *out);
+/* Frames of stack `id`, leaf first (a held user stack's as walked, held.h). 0 or -ENOENT. */
+int session__stack(struct session *s, __u64 id, bool user, struct wprof_stack *out);
 void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT]);
 /* One of those counters, summed over the CPUs (0 if it cannot be read). */
 __u64 session__stat(struct session *s, enum wprof_stat idx);

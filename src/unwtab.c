@@ -266,6 +266,35 @@ static int mark_outermost(Elf *elf, struct row_buf *b, __u64 base)
 }
 
 /*
+ * Mark @elf's entry point WPROF_CFA_ENTRY in @b's rows (a file with CFI)
+ * where no CFI covers it: up to the next row.
+ */
+static int mark_entry(Elf *elf, struct row_buf *b, __u64 base)
+{
+	struct wprof_unwind_row entry = { .kind = WPROF_CFA_ENTRY };
+	size_t k, in = b->nr; /* the row in force at the entry; b->nr: none */
+	GElf_Ehdr eh;
+
+	if (!b->nr || !gelf_getehdr(elf, &eh) || !eh.e_entry || eh.e_entry < base ||
+	    eh.e_entry - base > 0xffffffffULL)
+		return 0;
+	entry.pc = eh.e_entry - base;
+	for (k = 0; k < b->nr; k++)
+		if (b->rows[k].pc <= entry.pc && (in == b->nr || b->rows[k].pc >= b->rows[in].pc))
+			in = k;
+	if (in < b->nr && b->rows[in].kind != WPROF_CFA_NONE)
+		return 0; /* CFI covers it */
+	if (in < b->nr && b->rows[in].pc == entry.pc) {
+		b->rows[in].kind = WPROF_CFA_ENTRY;
+		return 0;
+	}
+	if (cfirows__push(&b->rows, &b->nr, &b->cap, b->nr, &entry))
+		return -ENOMEM;
+	qsort(b->rows, b->nr, sizeof(*b->rows), cmp_row);
+	return 0;
+}
+
+/*
  * @f's image from @b's rows: the page index (see struct wprof_exec_map),
  * entry p the index of the row in force at p << WPROF_PAGE_SHIFT counted
  * from the first row (the kernel's copy adds where its rows start), then
@@ -318,6 +347,8 @@ static void build_file(struct unwtab *u, struct tab_file *f, Elf *elf)
 		f->err = 0;
 	if (!f->err)
 		f->err = mark_outermost(elf, &b, f->base);
+	if (!f->err)
+		f->err = mark_entry(elf, &b, f->base);
 	if (!f->err && !b.nr) {
 		/* no rows at all: one NONE row keeps the map entry meaningful */
 		struct wprof_unwind_row none = { .pc = 0, .kind = WPROF_CFA_NONE };
@@ -733,6 +764,7 @@ int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_m
 	memcpy(files, p->files, sizeof(files));
 	memset(pm, 0, sizeof(*pm));
 	p->start_ticks = pm->start_ticks = ticks;
+	pm->start_stack = maps->start_stack;
 	for (size_t i = 0, skipped = 0; i < maps->nr; i++) {
 		const struct proc_map *m = &maps->maps[i];
 		struct wprof_exec_map *e = &pm->maps[pm->nr];
