@@ -9,6 +9,7 @@
 #include "perfmap.h"
 #include "recline.h"
 #include "safestr.h"
+#include "statnames.h"
 #include "stackcap.h"
 #include "util.h"
 #include "zsects.h"
@@ -140,7 +141,7 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		[WPROF_CUT_READ] = "stack unreadable",
 		[WPROF_CUT_LOOP] = "stack loops",
 		[WPROF_CUT_DEPTH] = "deeper than 127 frames",
-		[WPROF_CUT_COPY] = "deeper than the 32 KiB of stack copied as the program started",
+		[WPROF_CUT_COPY] = "went past the ~32 KiB of stack copied while the code was not read yet",
 	};
 
 	fprintf(f, "wprof: user stacks: %llu frames from CFI, %llu by frame pointer (code "
@@ -748,6 +749,16 @@ int report__json(const struct recording *r, FILE *f)
 	for (int i = 0; i < NR_LOSSES; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", l[i].name,
 			(unsigned long long)l[i].value);
+	/* every counter of the recording, by the names saved recordings keep them by */
+	fprintf(f, "},\n  \"counters\": {");
+	for (int i = 0, n = 0; i < WPROF_STAT_CNT; i++) {
+		char buf[32];
+		const char *name = stat__name(i, buf, sizeof(buf));
+
+		if (name)
+			fprintf(f, "%s\"%s\": %llu", n++ ? ", " : "", name,
+				(unsigned long long)r->stats[i]);
+	}
 	fprintf(f, "}\n}\n");
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;

@@ -21,16 +21,16 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 command -v g++ >/dev/null || fatal "g++ is not installed (apt-get install g++)"
 
 export WPROF_HELD=check
-run_wprof rec record -F 999 -o "$TMP/out.folded" -- sh -c "
+run_wprof rec record -F 999 -o "$TMP/out.json" -- sh -c "
 	g++ -O2 -c '$SRC/tests/workloads/sym_cxx.cpp' -o '$TMP/sym_cxx.o' &&
 	'$WORKLOADS/mixed' -n 2 -f '$TMP/sync' >/dev/null &&
 	'$WORKLOADS/spawner' -n 20 -p '$WORKLOADS/startburn'"
 check_wprof_ok rec
-line=$(grep '^wprof: WPROF_HELD=check:' "$TMP/rec.err")
-log "$line"
-checked=$(echo "$line" | awk '{ print $3 }')
-differed=$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "differed") print $(i - 1) }')
-is_num "$checked" && is_num "$differed" || fatal "no WPROF_HELD=check summary line"
+read -r checked differed < <(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["counters"]
+print(c["held_checked"], c["held_check_differed"])' "$TMP/out.json")
+log "walks of a copy compared with the kernel's: $checked, differed: $differed"
+is_num "$checked" && is_num "$differed" || fatal "no held_checked counters in the JSON"
 check_ge "walks compared" "$checked" 2000
 check "no walk of a copy differed from the kernel's (got $differed of $checked)" \
 	test "$differed" -eq 0
