@@ -104,7 +104,8 @@ enum wprof_cfa_kind {
 	 * A file's entry point where no CFI covers it (the loader's _start,
 	 * which calls into code with CFI): a zeroed frame pointer there marks
 	 * the outermost frame, as the x86-64 ABI has a process start with it;
-	 * else a frame-pointer step, as WPROF_CFA_NONE
+	 * else a frame-pointer step, as WPROF_CFA_NONE (the last kind: a fuzz
+	 * harness checks built rows against it)
 	 */
 	WPROF_CFA_ENTRY = 9,
 };

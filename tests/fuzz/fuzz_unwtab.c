@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(f->img && f->page_nr > 0);
 		for (__u32 i = 0; i < f->row_nr; i++) {
 			FUZZ_ASSERT(!i || rows[i - 1].pc <= rows[i].pc);
-			FUZZ_ASSERT(rows[i].kind <= WPROF_CFA_BAD);
+			/* a kind the walks know (WPROF_CFA_ENTRY is the last) */
+			FUZZ_ASSERT(rows[i].kind <= WPROF_CFA_ENTRY);
 		}
 		/* the page index points at the file's rows only (counted from the first) */
 		for (__u32 p = 0; p < f->page_nr; p++) {
