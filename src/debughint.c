@@ -197,6 +197,28 @@ static const char *base_name(const char *path)
 }
 
 /* Debug files of another build, refused: which, and what would fix it. */
+/*
+ * How the runtime of executable @path (by its base name) writes the perf
+ * map (/tmp/perf-PID.map) that names its JIT code.
+ */
+static const char *jit_hint(const char *path)
+{
+	static const struct { const char *prefix, *hint; } runtimes[] = {
+		{ "node", "start node with --perf-basic-prof" },
+		{ "java", "run java with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, "
+			  "or attach a perf-map agent" },
+		{ "python3", "Python 3.12 and later: run it with -X perf" },
+		{ "dotnet", "set DOTNET_PerfMapEnabled=1" },
+		{ "ruby", "Ruby 3.3 and later with YJIT: run it with --yjit-perf" },
+	};
+	const char *base = base_name(path);
+
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (!strncmp(base, runtimes[i].prefix, strlen(runtimes[i].prefix)))
+			return runtimes[i].hint;
+	return "its runtime's perf map, /tmp/perf-PID.map, would name them";
+}
+
 static void print_refused(const struct symbolizer *sym, FILE *f)
 {
 	struct symbolizer_stats ss;
@@ -269,7 +291,9 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 		fprintf(f, "%s ", i ? "," : "");
 		put_name(f, base_name(u[i].path));
 		fprintf(f, " %llu (", (unsigned long long)u[i].frames);
-		if (u[i].not_code) {
+		if (u[i].jit) {
+			fprintf(f, "its JIT code: %s", jit_hint(u[i].path));
+		} else if (u[i].not_code) {
 			fprintf(f, "addresses in its data, not code");
 		} else if (u[i].unreadable) {
 			put_name(f, u[i].path);

@@ -77,11 +77,15 @@ struct proc {
 	__u32 unnamed_calls; /* ended: symbolizer__forget() calls in a row that found it unnamed */
 };
 
-/* A file whose code fell back to file+0xOFF, with how many frames did. */
+/*
+ * A file whose code fell back to file+0xOFF, with how many frames did; or,
+ * with jit, the executable of processes whose anonymous code ([anon]+0x...,
+ * JIT code no perf map named) did.
+ */
 struct unnamed_mod {
 	char *path;
 	__u64 frames;
-	bool has_symtab, unreadable, not_code;
+	bool has_symtab, unreadable, not_code, jit;
 };
 
 /* The names of one address: @nr times a kind byte and a NUL-terminated name. */
@@ -777,7 +781,7 @@ static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_m
 {
 	size_t len = strlen(m->path);
 	bool code = proc_map__is_exec(m);
-	__u64 key = hmap__hash_bytes(m->path, len), key2 = len << 1 | code;
+	__u64 key = hmap__hash_bytes(m->path, len), key2 = len << 2 | code;
 	struct unnamed_mod *u = hmap__get(&s->unnamed, key, key2);
 	void *old;
 
@@ -795,6 +799,42 @@ static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_m
 	u->not_code = !code;
 	u->unreadable = code && !file;
 	u->has_symtab = file && elfsyms__has_symtab(file->es);
+	return u;
+}
+
+/*
+ * The record of the executable of @p (the lowest file mapping of its newest
+ * maps: where the program's own file lies), whose anonymous code has no
+ * name. NULL when unknown or out of memory: the frame is then not counted.
+ */
+static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
+{
+	const struct proc_maps *maps = p->snaps ? &p->snaps->maps : NULL;
+	const char *exe = NULL;
+	struct unnamed_mod *u;
+	__u64 key, key2;
+	size_t len;
+	void *old;
+
+	for (size_t i = 0; maps && i < maps->nr && !exe; i++)
+		if (maps->maps[i].path && maps->maps[i].path[0] == '/')
+			exe = maps->maps[i].path;
+	if (!exe)
+		return NULL;
+	len = strlen(exe);
+	key = hmap__hash_bytes(exe, len);
+	key2 = len << 2 | 2;
+	u = hmap__get(&s->unnamed, key, key2);
+	if (u)
+		return u;
+	u = calloc(1, sizeof(*u));
+	if (!u || !(u->path = strdup(exe)) || hmap__put(&s->unnamed, key, key2, u, &old)) {
+		if (u)
+			free(u->path);
+		free(u);
+		return NULL;
+	}
+	u->jit = true;
 	return u;
 }
 
@@ -905,6 +945,9 @@ static struct name_ent *resolve(struct symbolizer *s, struct proc *p, int pid, _
 		/* code of a file: [vdso], [anon], [heap] and the like are no package's */
 		if (m && m->path && m->path[0] == '/')
 			mod = unnamed_mod(s, m, file);
+		/* anonymous code: a JIT's, which its runtime can name in a perf map */
+		else if (m && (!m->path || !m->path[0]) && proc_map__is_exec(m))
+			mod = jit_mod(s, p);
 	}
 done:
 	len = add_name(text, 0, kind, name);
@@ -1123,6 +1166,7 @@ int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **
 			.has_symtab = m->has_symtab,
 			.unreadable = m->unreadable,
 			.not_code = m->not_code,
+			.jit = m->jit,
 		};
 	}
 	qsort(u, n, sizeof(*u), cmp_unnamed);

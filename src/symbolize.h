@@ -227,12 +227,15 @@ struct symbolizer_unnamed {
 	bool has_symtab;  /* it has a full symbol table: the code is outside any function */
 	bool unreadable;  /* the file could not be opened: no symbols were read at all */
 	bool not_code;    /* addresses in a mapping of its data, not its code (a stray walk) */
+	/* the executable of processes whose anonymous code (a JIT's) had no name */
+	bool jit;
 };
 /*
  * The files of symbolizer__user()'s fallback names, most frames first:
  * each call of symbolizer__user() counts one frame (symbolizer__user_frames()
  * counts none, so a caller that asks both for one frame counts it once).
- * [vdso], anonymous and unmapped memory are no file's. A file's code and
+ * [vdso] and unmapped memory are no file's; anonymous code is counted under
+ * its process's executable, as JIT code (jit). A file's code and
  * its data (where only a stack walk gone astray leads) count apart, so a
  * file may be listed twice. *@out is malloc'd
  * (NULL when empty): the caller frees it. Returns how many, or -ENOMEM.

@@ -18,6 +18,9 @@
 # on-CPU weight (all threads) has a frame matching hotJsLoop with the JIT
 # suffix _[j] (measured 99.7%; ~1000 samples make the noise < 1 point; the
 # rest is room for a late recompilation or a collection on another thread).
+# Then the same script without --perf-basic-prof: its JIT frames are
+# [anon]+0x..., and the summary says node's JIT code is named with
+# --perf-basic-prof.
 #
 # Needs node (Debian package nodejs). Without it the test is skipped, and
 # under CI=true (where every dependency is installed) it fails.
@@ -76,4 +79,22 @@ log "node: on-CPU $on us, $hot us with a hotJsLoop_[j] frame"
 check_ge "node on-CPU weight (us)" "$on" 1000000
 check_ge "share of node's on-CPU weight with a hotJsLoop JIT frame (_[j]) (%)" \
 	"$(i4_pct "$hot" "$on")" 90
+
+# Without --perf-basic-prof the JIT code has no names ([anon]+0x...): the
+# summary's line of unnamed frames says which runtime and what flag names them.
+start_bg "$TMP/bare.log" env -C "$TMP" "$NODE" --no-turbo-inlining "$TMP/hot.js" 30
+pid=$BG_PID
+wait_line "$TMP/bare.log" '^ready [0-9]+$' 20 || fatal "node did not start: $(head -3 "$TMP/bare.log")"
+sleep 0.5
+run_wprof bare record -p "$pid" -F 499 -d 1 -o "$TMP/bare.folded"
+check_wprof_ok bare
+kill -TERM "$pid"
+wait_exit "$pid" 5 || fatal "node ignored SIGTERM"
+anon=$(grep -c '\[anon\]+0x' "$TMP/bare.folded" || true)
+hint=$(grep '^wprof: frames without symbol names, by file:' "$TMP/bare.err" || true)
+log "without a perf map: $anon lines with [anon] frames; $hint"
+check "node's JIT frames are [anon] without a perf map ($anon lines)" test "$anon" -gt 0
+check "the summary names node's JIT code and --perf-basic-prof" \
+	bash -c "echo \"\$1\" | grep -q 'node [0-9]* (its JIT code: start node with --perf-basic-prof)'" \
+	_ "$hint"
 finish
