@@ -196,7 +196,6 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* Debug files of another build, refused: which, and what would fix it. */
 /*
  * How the runtime of executable @path (by its base name) writes the perf
  * map (/tmp/perf-PID.map) that names its JIT code.
@@ -208,7 +207,7 @@ static const char *jit_hint(const char *path)
 		{ "java", "run java with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, "
 			  "or attach a perf-map agent" },
 		{ "python3", "Python 3.12 and later: run it with -X perf" },
-		{ "dotnet", "set DOTNET_PerfMapEnabled=1" },
+		{ "dotnet", "set DOTNET_PerfMapEnabled=1" }, /* where JIT code is anonymous */
 		{ "ruby", "Ruby 3.3 and later with YJIT: run it with --yjit-perf" },
 	};
 	const char *base = base_name(path);
@@ -219,6 +218,7 @@ static const char *jit_hint(const char *path)
 	return "its runtime's perf map, /tmp/perf-PID.map, would name them";
 }
 
+/* Debug files of another build, refused: which, and what would fix it. */
 static void print_refused(const struct symbolizer *sym, FILE *f)
 {
 	struct symbolizer_stats ss;
@@ -291,7 +291,10 @@ void debughint__print(const struct symbolizer *sym, FILE *f)
 		fprintf(f, "%s ", i ? "," : "");
 		put_name(f, base_name(u[i].path));
 		fprintf(f, " %llu (", (unsigned long long)u[i].frames);
-		if (u[i].jit) {
+		if (u[i].jit && u[i].jit_mapped) {
+			fprintf(f, "its JIT code, not in its perf map: the runtime left it out "
+				"or wrote it after wprof last read it");
+		} else if (u[i].jit) {
 			fprintf(f, "its JIT code: %s", jit_hint(u[i].path));
 		} else if (u[i].not_code) {
 			fprintf(f, "addresses in its data, not code");

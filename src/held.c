@@ -113,8 +113,7 @@ int held__add(struct held *h, const void *data, size_t size)
 		if (e)
 			free(e->rec);
 		free(e);
-		h->st.unwalked++;
-		h->st.dropped++;
+		h->st.dropped++; /* unwalked: counted when its stack is named */
 		return 0;
 	}
 	memcpy(e->rec, rec, sizeof(*rec));

@@ -27,7 +27,7 @@ struct held_stats {
 	__u64 walked;   /* walked from the copy, to the thread's first frame */
 	__u64 unwalked; /* given up: frame pointers only */
 	__u64 cut[WPROF_CUT_CNT]; /* walked from the copy, and cut (by reason) */
-	__u64 dropped;  /* ... of the given up, for want of memory to keep them */
+	__u64 dropped;  /* copies not kept, for want of memory (their stacks: unwalked) */
 	/* WPROF_HELD=check: copies of the kernel's walks walked here and compared */
 	__u64 checked, check_differed;
 };

@@ -330,8 +330,8 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-/* Fields 22 (start time) and 28 (start of the stack) of /proc/PID/stat. */
-static int read_stat(int pid, __u64 *start_time, __u64 *start_stack)
+/* Fields 22 (start time), 26 (start of the code) and 28 (of the stack) of /proc/PID/stat. */
+static int read_stat(int pid, __u64 *start_time, __u64 *start_code, __u64 *start_stack)
 {
 	char path[64], buf[1024], *p;
 	int fd, field;
@@ -355,6 +355,9 @@ static int read_stat(int pid, __u64 *start_time, __u64 *start_stack)
 	if (!p)
 		return -EINVAL;
 	*start_time = strtoull(p + 1, NULL, 10);
+	for (; field < 26 && p; field++)
+		p = strchr(p + 1, ' ');
+	*start_code = p ? strtoull(p + 1, NULL, 10) : 0;
 	for (; field < 28 && p; field++)
 		p = strchr(p + 1, ' ');
 	*start_stack = p ? strtoull(p + 1, NULL, 10) : 0;
@@ -363,18 +366,40 @@ static int read_stat(int pid, __u64 *start_time, __u64 *start_stack)
 
 int procmaps__start_time(int pid, __u64 *start_time)
 {
-	__u64 start_stack;
+	__u64 start_code, start_stack;
 
-	return read_stat(pid, start_time, &start_stack);
+	return read_stat(pid, start_time, &start_code, &start_stack);
 }
+
+/* Tries at maps read between two reads of /proc/PID/stat that agree */
+#define READ_TRIES 3
 
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out)
 {
-	int err = read_stat(pid, start_time, &out->start_stack);
+	__u64 time2, code2, stack2;
+	int err = 0;
 
 	out->maps = NULL;
 	out->nr = 0;
-	return err ? err : procmaps__read(pid, out);
+	/*
+	 * An exec between the stat and the maps would pair one program's
+	 * start of stack with the next one's maps: read both until the stat
+	 * around the maps is the same
+	 */
+	for (int i = 0; i < READ_TRIES; i++) {
+		procmaps__free(out);
+		err = read_stat(pid, start_time, &out->start_code, &out->start_stack);
+		if (!err)
+			err = procmaps__read(pid, out);
+		if (!err)
+			err = read_stat(pid, &time2, &code2, &stack2);
+		if (err || (time2 == *start_time && stack2 == out->start_stack))
+			break;
+		err = -EAGAIN;
+	}
+	if (err)
+		procmaps__free(out);
+	return err;
 }
 
 /* PROCMAP_QUERY of Linux 6.11's <linux/fs.h>, which older headers lack */

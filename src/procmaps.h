@@ -32,10 +32,11 @@ struct proc_maps {
 	size_t nr;
 	/*
 	 * procmaps__read_proc(): where the stack began (field 28 of
-	 * /proc/PID/stat, mm->start_stack), read before the maps: changes at
-	 * every exec, with address space randomization
+	 * /proc/PID/stat, mm->start_stack; changes at every exec, with
+	 * address space randomization), the same before and after the maps
+	 * were read; and where the program's code begins (field 26)
 	 */
-	__u64 start_stack;
+	__u64 start_stack, start_code;
 };
 
 /*
@@ -63,9 +64,10 @@ int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
  */
 int procmaps__start_time(int pid, __u64 *start_time);
 /*
- * What a snapshot of @pid takes: its start time (procmaps__start_time())
- * and the start of its stack, then its mappings (procmaps__read()). 0 or -errno (-ESRCH if it is gone),
- * @out empty on failure.
+ * What a snapshot of @pid takes: its start time (procmaps__start_time()),
+ * and its mappings (procmaps__read()) with the starts of its code and
+ * stack. 0 or -errno (-ESRCH if it is gone, -EAGAIN if it exec'd each
+ * time it was read), @out empty on failure.
  */
 int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out);
 /* An executable mapping as the kernel's PROCMAP_QUERY gives it (no padding: compared whole). */

@@ -141,7 +141,8 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		[WPROF_CUT_READ] = "stack unreadable",
 		[WPROF_CUT_LOOP] = "stack loops",
 		[WPROF_CUT_DEPTH] = "deeper than 127 frames",
-		[WPROF_CUT_COPY] = "went past the ~32 KiB of stack copied while the code was not read yet",
+		/* a held stack (src/held.h) */
+		[WPROF_CUT_COPY] = "went past the ~32 KiB of stack copied before the code was read",
 	};
 
 	fprintf(f, "wprof: user stacks: %llu frames from CFI, %llu by frame pointer (code "
@@ -173,8 +174,8 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 			ZSECTS_MAX_BYTES >> 20);
 	fputc('\n', f);
 	if (st[WPROF_STAT_HELD_CHECKED])
-		fprintf(f, "wprof: WPROF_HELD=check: %llu walks of a copy of the stack compared with "
-			"the kernel's walk, %llu differed\n",
+		fprintf(f, "wprof: WPROF_HELD=check: %llu walks of a copy of the stack compared "
+			"with the kernel's walk, %llu differed\n",
 			(unsigned long long)st[WPROF_STAT_HELD_CHECKED],
 			(unsigned long long)st[WPROF_STAT_HELD_CHECK_DIFFERED]);
 	if (!st[WPROF_STAT_USTACK_CUT])

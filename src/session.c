@@ -1246,7 +1246,8 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 	if (!err) {
 		n = store__sweep_stacks(s->store, &ids);
 		err = n < 0 ? n : 0;
-		held__sweep(s->held, &ids);
+		if (n >= 0) /* forgets no copy whose stack the store keeps */
+			held__sweep(s->held, &ids);
 		s->drains.stacks_freed += n > 0 ? n : 0;
 	}
 	hmap__clear(&ids);
@@ -1314,6 +1315,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 	held__stats(s->held, &h);
 	stats[WPROF_STAT_HELD_WALKED] = h.walked;
 	stats[WPROF_STAT_HELD_UNWALKED] = h.unwalked;
+	stats[WPROF_STAT_HELD_DROPPED] = h.dropped;
 	stats[WPROF_STAT_HELD_CHECKED] = h.checked;
 	stats[WPROF_STAT_HELD_CHECK_DIFFERED] = h.check_differed;
 	stats[WPROF_STAT_CUT_BASE + WPROF_CUT_NO_TABLE] += h.unwalked;

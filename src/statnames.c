@@ -71,6 +71,7 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_HELD_LOST] = "held_lost",
 	[WPROF_STAT_HELD_WALKED] = "held_walked",
 	[WPROF_STAT_HELD_UNWALKED] = "held_unwalked",
+	[WPROF_STAT_HELD_DROPPED] = "held_dropped",
 	[WPROF_STAT_HELD_CHECKED] = "held_checked",
 	[WPROF_STAT_HELD_CHECK_DIFFERED] = "held_check_differed",
 };

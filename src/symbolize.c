@@ -86,6 +86,7 @@ struct unnamed_mod {
 	char *path;
 	__u64 frames;
 	bool has_symtab, unreadable, not_code, jit;
+	bool jit_mapped; /* jit: the processes had a perf map, which lacked those addresses */
 };
 
 /* The names of one address: @nr times a kind byte and a NUL-terminated name. */
@@ -803,9 +804,10 @@ static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_m
 }
 
 /*
- * The record of the executable of @p (the lowest file mapping of its newest
- * maps: where the program's own file lies), whose anonymous code has no
- * name. NULL when unknown or out of memory: the frame is then not counted.
+ * The record of the executable of @p (the file mapped where its newest maps
+ * say its code starts: /proc/PID/stat's start_code), whose anonymous code
+ * has no name. NULL when unknown or out of memory: the frame is then not
+ * counted.
  */
 static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
 {
@@ -813,17 +815,23 @@ static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
 	const char *exe = NULL;
 	struct unnamed_mod *u;
 	__u64 key, key2;
+	bool mapped;
 	size_t len;
 	void *old;
 
-	for (size_t i = 0; maps && i < maps->nr && !exe; i++)
-		if (maps->maps[i].path && maps->maps[i].path[0] == '/')
-			exe = maps->maps[i].path;
+	for (size_t i = 0; maps && i < maps->nr && !exe; i++) {
+		const struct proc_map *m = &maps->maps[i];
+
+		if (m->path && m->path[0] == '/' && m->start <= maps->start_code &&
+		    maps->start_code < m->end)
+			exe = m->path;
+	}
 	if (!exe)
 		return NULL;
 	len = strlen(exe);
 	key = hmap__hash_bytes(exe, len);
-	key2 = len << 2 | 2;
+	mapped = p->jit && perfmap__is_open(p->jit);
+	key2 = len << 2 | (mapped ? 3 : 2); /* with a perf map that lacks them, or none */
 	u = hmap__get(&s->unnamed, key, key2);
 	if (u)
 		return u;
@@ -835,6 +843,7 @@ static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
 		return NULL;
 	}
 	u->jit = true;
+	u->jit_mapped = mapped;
 	return u;
 }
 
@@ -1167,6 +1176,7 @@ int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **
 			.unreadable = m->unreadable,
 			.not_code = m->not_code,
 			.jit = m->jit,
+			.jit_mapped = m->jit_mapped,
 		};
 	}
 	qsort(u, n, sizeof(*u), cmp_unnamed);

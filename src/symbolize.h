@@ -229,6 +229,7 @@ struct symbolizer_unnamed {
 	bool not_code;    /* addresses in a mapping of its data, not its code (a stray walk) */
 	/* the executable of processes whose anonymous code (a JIT's) had no name */
 	bool jit;
+	bool jit_mapped; /* ... though they had a perf map (it lacked those addresses) */
 };
 /*
  * The files of symbolizer__user()'s fallback names, most frames first:

@@ -9,7 +9,8 @@
 #   sleepburn+0x frames (lines merge; each frame symbolized is counted), and
 #   says that no package owns it and how to build it;
 # - it names exactly the files that have file+0xOFF frames in the output
-#   ([vdso], [anon] and the like are no file's);
+#   ([vdso], [anon] and the like are no file's; a process's JIT code, [anon],
+#   is listed under its executable, and not counted here);
 # - libc is in it only when the output has libc.so.6+0x frames (without
 #   libc6-dbg), and then as libc6's, to be named by libc6-dbg, with the
 #   debuginfod alternative;
@@ -33,7 +34,8 @@ hint_line()
 hinted()
 {
 	printf '%s\n' "$1" | sed 's/; or, for packaged files.*//' |
-		grep -oE '(^|\), )[^ ]+ [0-9]+ \(' | sed -E 's/^\), //; s/ \($//'
+		grep -oE '(^|\), )[^ ]+ [0-9]+ \((its JIT code)?' | grep -v 'JIT code$' |
+		sed -E 's/^\), //; s/ \($//'
 }
 
 # unnamed_files FOLDED: the files with file+0xOFF frames, one a line.
