@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* A growable byte buffer whose out-of-memory is sticky: see bytebuf.h. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* The arguments of `wprof record`, and its environment knobs, into struct record_opts. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

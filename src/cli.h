@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* `wprof record`'s command line and environment knobs (cli.c). */
 #ifndef WPROF_CLI_H
 #define WPROF_CLI_H
 

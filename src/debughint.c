@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The summary's last lines: what would name the frames named by file offset
+ * (debug packages, debuginfod, a JIT's perf map), and the debug files refused.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

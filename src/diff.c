@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* `wprof diff BEFORE AFTER`: two recordings or folded files compared stack by stack. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

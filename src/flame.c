@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* The tree a flame graph draws, merged from the root, and its walks: see flame.h. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

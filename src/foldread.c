@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Folded text read one line at a time, in bounded memory: see foldread.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

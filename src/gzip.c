@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* gzip in memory with zlib, for pprof files and saved recordings: see gzip.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <zlib.h>

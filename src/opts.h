@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The options of one recording (struct record_opts): what cli.c parses and
+ * every module of `wprof record` reads.
+ */
 #ifndef WPROF_OPTS_H
 #define WPROF_OPTS_H
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Which file each frame came from, for pprof's mappings: see origins.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* The outputs of a recording (-o or stdout), each in its format: see output.h. */
 #include <errno.h>
 #include <string.h>
 

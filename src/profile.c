@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A recording's lines and per-thread accounting, built from the drained maps:
+ * exact on-CPU and off-CPU times per thread, shared out to stacks by samples.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

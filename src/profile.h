@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A recording's per-thread accounting and lines, built from the drained maps
+ * (profile.c).
+ */
 #ifndef WPROF_PROFILE_H
 #define WPROF_PROFILE_H
 

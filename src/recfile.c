@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Saved recordings (.wprof): written and read back, every field checked: see recfile.h. */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>

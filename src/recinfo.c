@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* What a recording was of, and when, for the outputs' titles: see recinfo.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* One line of a recording taken apart for the writers: see recline.h. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

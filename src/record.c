@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `wprof record`: the recording loop (events, maps of new processes, drains),
+ * and the outputs and summary at its end.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* `wprof record` (record.c). */
 #ifndef WPROF_RECORD_H
 #define WPROF_RECORD_H
 

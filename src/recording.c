@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Everything one recording measured, in plain memory: see recording.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

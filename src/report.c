@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* The summary on stderr, `-f threads` and `-f json`: see report.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* The summary on stderr, `-f threads` and `-f json` (report.c). */
 #ifndef WPROF_REPORT_H
 #define WPROF_REPORT_H
 

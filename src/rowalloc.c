@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Room in the kernel's unwind-row array, given back after a grace period: see rowalloc.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

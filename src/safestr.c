@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Strings from other processes and files, made safe for each output: see safestr.h. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

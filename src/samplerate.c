@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Whether the sampler can run, and did run, at the -F asked for: see samplerate.h. */
 #include <errno.h>
 #include <stdlib.h>
 

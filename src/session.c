@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The BPF side of one recording: load (the programs each kernel can take),
+ * attach, drain the maps while recording, detach, and --stats.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <linux/perf_event.h>

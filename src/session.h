@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF side of one recording: load, attach, the drains of its maps while
+ * it records (a map of counts is swapped for an empty one before it is
+ * read), detach, and the last drain once nothing writes them.
+ */
 #ifndef WPROF_SESSION_H
 #define WPROF_SESSION_H
 
@@ -8,10 +13,6 @@
 #include "opts.h"
 #include "wprof.h"
 
-/*
- * The BPF side of one recording: load, attach, detach, and reading the maps
- * once the programs are detached (never while they still write them).
- */
 struct session;
 
 /*

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* The bounds on one stack read from a file: see stackcap.h. */
 #include <string.h>
 
 #include "stackcap.h"

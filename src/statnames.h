@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* The BPF counters by name, as saved recordings and `-f json` key them. */
 #ifndef WPROF_STATNAMES_H
 #define WPROF_STATNAMES_H
 

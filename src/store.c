@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* What the drains took out of the kernel's maps, summed per key: see store.h. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* A flame graph as one self-contained SVG: see svg.h. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Other tools' BPF programs on wprof's tracepoints: see tphooks.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

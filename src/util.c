@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Messages, clocks, small file reads and arrays every module uses: see util.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* What every module uses: messages, clocks, small file reads, growing arrays. */
 #ifndef WPROF_UTIL_H
 #define WPROF_UTIL_H
 
