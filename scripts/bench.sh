@@ -1036,9 +1036,9 @@ own_row "wprof record -a beside $IDLE_PROCS idle processes, own CPU: from /proc 
 # build_row [CONFIG [NOTE]]: the build's figures (medians of the reps) without
 # and with wprof (CONFIG's, default build-wprof; NOTE after "wprof record")
 build_row() {
-	local label="\`make -j2 all\` of wprof" c=${1:-build-wprof}
+	local label="\`make -j2 all\` of wprof" c=${1:-build-wprof} note=${2:-}
 	if [ -n "$build_off" ] || ! [ -s "$tmp/build-base.build" ] || ! [ -s "$tmp/$c.build" ]; then
-		echo "| $label: under wprof record$2 | ${build_off:-failed: no figure} | | | |"
+		echo "| $label: under wprof record$note | ${build_off:-failed: no figure} | | | |"
 		return
 	fi
 	awk -v label="$label" 'function med(a, n,   i, j, t) {
@@ -1054,7 +1054,7 @@ build_row() {
 			printf "| %s: under wprof record%s | %.1f s wall, %.1f s CPU (wprof with it); wprof itself %.2f s of CPU, %.1f%% of the build'"'"'s | %+.1f%% wall | %+.1f s CPU in the build'"'"'s processes | wprof'"'"'s CPU < 5%% of the build'"'"'s: %s |\n",
 				label, note, w1, c1, o, 100 * o / c0, 100 * (w1 / w0 - 1), c1 - o - c0,
 				o < 0.05 * c0 ? "met" : "**not met**"
-		}' note="$2" "$tmp/build-base.build" "$tmp/$c.build"
+		}' note="$note" "$tmp/build-base.build" "$tmp/$c.build"
 }
 build_row
 build_row build-noheld ", WPROF_HELD=off"
