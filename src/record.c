@@ -301,10 +301,14 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 			unwtab__gone(r->unw, pid);
 		return;
 	}
-	/* a kernel thread or a zombie: no mappings, nothing to keep, no end to learn */
+	/*
+	 * A kernel thread or a zombie: no mappings, nothing to keep, no end to
+	 * learn; and a process's maps as last read are kept (its stacks held
+	 * before it exited are walked with them)
+	 */
 	if (maps.nr)
 		proclive__watch(r->live, pid, start);
-	if (r->unw)
+	if (r->unw && maps.nr)
 		uerr = unwtab__add_maps(r->unw, pid, start, &maps);
 	err = symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
 	/* a snapshot that failed in part is made again at the next tick */
