@@ -40,11 +40,6 @@
 #define MAP_SEARCH_STEPS 8
 #define ROW_SEARCH_STEPS 26
 
-/* Offsets in the rt_sigframe's ucontext at the trampoline's sp (x86-64 ABI). */
-#define SIGCTX_FP 120
-#define SIGCTX_SP 160
-#define SIGCTX_IP 168
-
 /*
  * A piece of the walked stack, read at once: on this VM a read of user memory
  * costs about as much for 1 KiB as for 8 bytes (the call, not the copy, is
@@ -411,9 +406,9 @@ static __always_inline long fp_step(struct unwind_ctx *c, __u64 *cfa, __u64 *ra,
 /* The signal trampoline: carry on with the registers the signal interrupted. */
 static __always_inline long signal_step(struct unwind_ctx *c, bool other)
 {
-	if (read_word(c, c->s->sp + SIGCTX_IP, &c->s->pc, other) ||
-	    read_word(c, c->s->sp + SIGCTX_FP, &c->s->fp, other) ||
-	    read_word(c, c->s->sp + SIGCTX_SP, &c->s->sp, other)) {
+	if (read_word(c, c->s->sp + WPROF_SIGCTX_IP, &c->s->pc, other) ||
+	    read_word(c, c->s->sp + WPROF_SIGCTX_FP, &c->s->fp, other) ||
+	    read_word(c, c->s->sp + WPROF_SIGCTX_SP, &c->s->sp, other)) {
 		c->s->cut = WPROF_CUT_READ;
 		return 1;
 	}

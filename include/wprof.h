@@ -110,6 +110,14 @@ enum wprof_cfa_kind {
 	WPROF_CFA_ENTRY = 9,
 };
 
+/*
+ * WPROF_CFA_SIGNAL: offsets of the interrupted registers in the rt_sigframe's
+ * ucontext at the trampoline's sp (x86-64 ABI), for both walkers
+ */
+#define WPROF_SIGCTX_FP 120
+#define WPROF_SIGCTX_SP 160
+#define WPROF_SIGCTX_IP 168
+
 /* fp_off8 value: the caller's frame pointer cannot be recovered */
 #define WPROF_FP_LOST (-128)
 

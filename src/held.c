@@ -20,11 +20,6 @@
 #define HELD_MAX_BYTES (64ULL << 20)
 #define HELD_MAX_ENTRIES (1U << 20)
 
-/* Offsets in the rt_sigframe's ucontext at the trampoline's sp (x86-64 ABI). */
-#define SIGCTX_FP 120
-#define SIGCTX_SP 160
-#define SIGCTX_IP 168
-
 struct held_entry {
 	struct wprof_held *rec; /* the copy while it waits, else NULL */
 	size_t rec_size;
@@ -296,9 +291,9 @@ static enum step step(struct walk *w)
 		cfa = w->sp + 8 + ((look & 15) >= row->cfa_off ? 8 : 0);
 		break;
 	case WPROF_CFA_SIGNAL:
-		if (!read_word(w, w->sp + SIGCTX_IP, &w->pc) ||
-		    !read_word(w, w->sp + SIGCTX_FP, &w->fp) ||
-		    !read_word(w, w->sp + SIGCTX_SP, &w->sp))
+		if (!read_word(w, w->sp + WPROF_SIGCTX_IP, &w->pc) ||
+		    !read_word(w, w->sp + WPROF_SIGCTX_FP, &w->fp) ||
+		    !read_word(w, w->sp + WPROF_SIGCTX_SP, &w->sp))
 			return STEP_END;
 		w->fp_ok = true;
 		w->exact_pc = true;
