@@ -774,50 +774,59 @@ static void fallback_name(const struct proc_map *m, __u64 ip, __u64 off, char *b
 }
 
 /*
- * The record of the file at @m, whose code at some address has no name.
- * NULL when out of memory: the frame is then not counted, nothing else.
+ * The record kept under @path and kind @kind (0 or 1: a file's data or
+ * code; 2 or 3: a process's JIT code, without or with a perf map): found,
+ * or added zeroed (*@added). NULL when out of memory: the frame is then not
+ * counted, nothing else. A hash collision only makes two share a count.
  */
-static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_map *m,
-				       const struct sym_file *file)
+static struct unnamed_mod *unnamed_get(struct symbolizer *s, const char *path, unsigned int kind,
+				       bool *added)
 {
-	size_t len = strlen(m->path);
-	bool code = proc_map__is_exec(m);
-	__u64 key = hmap__hash_bytes(m->path, len), key2 = len << 2 | code;
+	size_t len = strlen(path);
+	__u64 key = hmap__hash_bytes(path, len), key2 = len << 2 | kind;
 	struct unnamed_mod *u = hmap__get(&s->unnamed, key, key2);
 	void *old;
 
-	/* a hash collision only makes two files share a count */
+	*added = !u;
 	if (u)
 		return u;
 	u = calloc(1, sizeof(*u));
-	if (!u || !(u->path = strdup(m->path)) || hmap__put(&s->unnamed, key, key2, u, &old)) {
+	if (!u || !(u->path = strdup(path)) || hmap__put(&s->unnamed, key, key2, u, &old)) {
 		if (u)
 			free(u->path);
 		free(u);
 		return NULL;
 	}
-	/* a walk that strays into a file's data mapping: no symbol is missing there */
-	u->not_code = !code;
-	u->unreadable = code && !file;
-	u->has_symtab = file && elfsyms__has_symtab(file->es);
+	return u;
+}
+
+/* The record of the file at @m, whose code at some address has no name (or NULL). */
+static struct unnamed_mod *unnamed_mod(struct symbolizer *s, const struct proc_map *m,
+				       const struct sym_file *file)
+{
+	bool code = proc_map__is_exec(m), added;
+	struct unnamed_mod *u = unnamed_get(s, m->path, code, &added);
+
+	if (u && added) {
+		/* a walk that strays into a file's data mapping: no symbol is missing there */
+		u->not_code = !code;
+		u->unreadable = code && !file;
+		u->has_symtab = file && elfsyms__has_symtab(file->es);
+	}
 	return u;
 }
 
 /*
  * The record of the executable of @p (the file mapped where its newest maps
  * say its code starts: /proc/PID/stat's start_code), whose anonymous code
- * has no name. NULL when unknown or out of memory: the frame is then not
- * counted.
+ * has no name (or NULL).
  */
 static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
 {
 	const struct proc_maps *maps = p->snaps ? &p->snaps->maps : NULL;
+	bool mapped = p->jit && perfmap__is_open(p->jit), added;
 	const char *exe = NULL;
 	struct unnamed_mod *u;
-	__u64 key, key2;
-	bool mapped;
-	size_t len;
-	void *old;
 
 	for (size_t i = 0; maps && i < maps->nr && !exe; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -828,22 +837,12 @@ static struct unnamed_mod *jit_mod(struct symbolizer *s, const struct proc *p)
 	}
 	if (!exe)
 		return NULL;
-	len = strlen(exe);
-	key = hmap__hash_bytes(exe, len);
-	mapped = p->jit && perfmap__is_open(p->jit);
-	key2 = len << 2 | (mapped ? 3 : 2); /* with a perf map that lacks them, or none */
-	u = hmap__get(&s->unnamed, key, key2);
-	if (u)
-		return u;
-	u = calloc(1, sizeof(*u));
-	if (!u || !(u->path = strdup(exe)) || hmap__put(&s->unnamed, key, key2, u, &old)) {
-		if (u)
-			free(u->path);
-		free(u);
-		return NULL;
+	/* a perf map that lacks them, or none: two records */
+	u = unnamed_get(s, exe, mapped ? 3 : 2, &added);
+	if (u && added) {
+		u->jit = true;
+		u->jit_mapped = mapped;
 	}
-	u->jit = true;
-	u->jit_mapped = mapped;
 	return u;
 }
 
