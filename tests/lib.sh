@@ -718,10 +718,12 @@ i4_pct()
 #   5% is room for the edges of the window (one nap is 2% of the ~0.5 s
 #   slept in 2 s).
 # - no frame of COMM's stacks is left unnamed (`module+0xOFFSET`): its
-#   program, library and vDSO all have symbols, and so has libc where its
-#   debug file is installed (libc6-dbg). Without it, libc's local functions
-#   (start_thread) have no name on any machine: only libc.so.6+0x frames
-#   may then be unnamed.
+#   program, library and vDSO all have symbols, and so have libc and the
+#   loader where their debug files are installed (libc6-dbg, which holds
+#   both). Without it, libc's local functions (start_thread) and the
+#   loader's (_dl_fixup, under a thread's first call through a PLT slot
+#   bound lazily) have no name on any machine: only libc.so.6+0x and
+#   ld-linux-x86-64.so.2+0x frames may then be unnamed.
 i4_check_sym_call()
 {
 	local file=$1 comm=$2 on chain sl nap bad allowed what
@@ -741,8 +743,8 @@ i4_check_sym_call()
 	allowed='^$'
 	what="no unnamed (module+0xOFFSET) frame in $comm's stacks"
 	if ! libc_has_debug; then
-		allowed='^libc[.]so[.]6[+]0x'
-		what="$what, libc's aside (no debug file for libc)"
+		allowed='^(libc[.]so[.]6|ld-linux-x86-64[.]so[.]2)[+]0x'
+		what="$what, libc's and the loader's aside (no debug file for libc6)"
 	fi
 	bad=$(i4_unnamed "$file" "$comm" | grep -Ev "$allowed" | vdso_named_only | head -5 |
 		tr '\n' ' ')
