@@ -7,6 +7,7 @@
  * The path is everything after the inode and the padding, so it may contain
  * spaces; the kernel escapes newlines in it, so one line is one mapping.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include <sys/sysmacros.h>
 
 #include "procmaps.h"
+#include "util.h"
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_MAX_SIZE (1U << 20)
@@ -399,7 +401,26 @@ int procmaps__read_proc(int pid, __u64 *start_time, struct proc_maps *out)
 	}
 	if (err)
 		procmaps__free(out);
+	else
+		out->read_ns = now_ns();
 	return err;
+}
+
+bool procmaps__counts_as_exec(const struct proc_map *m)
+{
+	return m->perms[2] == 'x' && m->perms[1] != 'w' &&
+	       !(m->path && !strcmp(m->path, "[vsyscall]"));
+}
+
+__u64 procmaps__exec_pages(const struct proc_maps *maps)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 pages = 0;
+
+	for (size_t i = 0; i < maps->nr; i++)
+		if (procmaps__counts_as_exec(&maps->maps[i]))
+			pages += (maps->maps[i].end - maps->maps[i].start) / (page > 0 ? page : 4096);
+	return pages;
 }
 
 /* PROCMAP_QUERY of Linux 6.11's <linux/fs.h>, which older headers lack */
@@ -516,6 +537,64 @@ void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)
 	}
 	free(buf);
 	return NULL;
+}
+
+int procmaps__interp_base(int pid, __u64 *base)
+{
+	char path[64];
+	__u64 auxv[2 * 64];
+	ssize_t n;
+	int fd;
+
+	*base = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, auxv, sizeof(auxv));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	for (size_t i = 0; i + 1 < (size_t)n / sizeof(auxv[0]) && auxv[i] != AT_NULL; i += 2)
+		if (auxv[i] == AT_BASE)
+			*base = auxv[i + 1];
+	return 0;
+}
+
+static bool maps_same_file(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->inode && a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor;
+}
+
+int procmaps__at_exec(const struct proc_maps *maps, __u64 interp_base, struct proc_maps *out)
+{
+	const struct proc_map *prog = procmaps__find(maps, maps->start_code);
+	const struct proc_map *interp = interp_base ? procmaps__find(maps, interp_base) : NULL;
+
+	*out = *maps;
+	out->maps = NULL;
+	out->nr = 0;
+	if (!prog || !prog->inode)
+		return -ENOENT;
+	out->maps = calloc(maps->nr, sizeof(*out->maps));
+	if (!out->maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
+		struct proc_map *o = &out->maps[out->nr];
+
+		if (!maps_same_file(m, prog) && !(interp && maps_same_file(m, interp)) &&
+		    !(m->path && !strcmp(m->path, "[vdso]")))
+			continue;
+		*o = *m;
+		if (m->path && !(o->path = strdup(m->path))) {
+			procmaps__free(out);
+			return -ENOMEM;
+		}
+		out->nr++;
+	}
+	return 0;
 }
 
 void procmaps__free(struct proc_maps *m)

@@ -37,6 +37,7 @@ struct proc_maps {
 	 * were read; and where the program's code begins (field 26)
 	 */
 	__u64 start_stack, start_code;
+	__u64 read_ns; /* procmaps__read_proc(): when the maps were read (now_ns()) */
 };
 
 /*
@@ -46,6 +47,10 @@ struct proc_maps {
 int procmaps__parse(FILE *f, struct proc_maps *out);
 /* Read /proc/@pid/maps. -ESRCH if the process is gone. */
 int procmaps__read(int pid, struct proc_maps *out);
+/* Whether the kernel counts @m in mm->exec_vm: executable, not writable, not the [vsyscall]. */
+bool procmaps__counts_as_exec(const struct proc_map *m);
+/* The pages mapped executable, as mm->exec_vm counts them. */
+__u64 procmaps__exec_pages(const struct proc_maps *maps);
 /* The mapping that contains @addr, or NULL. */
 const struct proc_map *procmaps__find(const struct proc_maps *m, __u64 addr);
 /*
@@ -56,6 +61,19 @@ const struct proc_map *procmaps__find(const struct proc_maps *m, __u64 addr);
  * files are opened. An fd or -errno.
  */
 int procmaps__open_file(int pid, const struct proc_map *m);
+/*
+ * Where @pid's program interpreter (the dynamic loader) was loaded: AT_BASE
+ * of its auxiliary vector, which the kernel wrote at exec (0: none, a
+ * static program). 0 or -errno.
+ */
+int procmaps__interp_base(int pid, __u64 *base);
+/*
+ * The mappings of @maps an exec made: the program's file (mapped at
+ * @maps->start_code), its interpreter's (mapped at @interp_base, unless 0)
+ * and the vDSO, copied into @out with @maps's starts and read_ns. 0 or
+ * -errno (-ENOENT: no program code in @maps).
+ */
+int procmaps__at_exec(const struct proc_maps *maps, __u64 interp_base, struct proc_maps *out);
 /* Read @len bytes at @addr of @pid's memory (/proc/PID/mem). 0 or -errno (-EIO if short). */
 int procmaps__read_mem(int pid, __u64 addr, void *buf, size_t len);
 /*

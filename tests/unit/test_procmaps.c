@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include "procmaps.h"
@@ -280,6 +281,57 @@ static void test_start_time_vdso(void)
 	procmaps__free(&m);
 }
 
+static bool has_map_of(const struct proc_maps *m, __u64 addr, const struct proc_maps *all)
+{
+	const struct proc_map *want = procmaps__find(all, addr), *got = procmaps__find(m, addr);
+
+	return want && got && got->start == want->start && got->inode == want->inode;
+}
+
+/* What an exec maps, out of a live process's maps (this one's: libc is not of it). */
+static void test_at_exec_self(void)
+{
+	struct proc_maps all, ex;
+	__u64 start, base;
+
+	if (!CHECK_EQ_S64(procmaps__read_proc(getpid(), &start, &all), 0, "read own maps"))
+		return;
+	CHECK(all.read_ns > 0, "read time kept");
+	CHECK_EQ_S64(procmaps__interp_base(getpid(), &base), 0, "own auxv read");
+	CHECK_EQ_U64(base, getauxval(AT_BASE), "AT_BASE as libc's getauxval() has it");
+	if (!CHECK_EQ_S64(procmaps__at_exec(&all, base, &ex), 0, "exec's mappings found"))
+		goto out;
+	CHECK(has_map_of(&ex, (uintptr_t)test_at_exec_self, &all), "the program's code");
+	CHECK(has_map_of(&ex, base, &all), "the loader's first mapping");
+	CHECK(!has_map_of(&ex, (uintptr_t)malloc, &all), "not libc's code (the loader's doing)");
+	CHECK_EQ_U64(ex.start_stack, all.start_stack, "start of stack kept");
+	CHECK_EQ_U64(ex.read_ns, all.read_ns, "read time kept");
+	CHECK(procmaps__exec_pages(&ex) < procmaps__exec_pages(&all), "less code than the whole");
+	procmaps__free(&ex);
+out:
+	procmaps__free(&all);
+}
+
+static void test_at_exec_text(void)
+{
+	struct proc_maps m, ex;
+
+	if (parse_text(sample, &m))
+		return;
+	m.start_code = 0x55d0c8a01000ULL;
+	CHECK_EQ_S64(procmaps__at_exec(&m, 0, &ex), 0, "no interpreter: a static program");
+	CHECK_EQ_U64(ex.nr, 3, "its two mappings and the vDSO");
+	CHECK(ex.nr == 3 && !strcmp(ex.maps[2].path, "[vdso]"), "the vDSO last");
+	/* the vDSO and the program's r-x mapping, not [vsyscall] nor the deleted library */
+	CHECK_EQ_U64(procmaps__exec_pages(&ex), 0x20 + 2, "exec pages");
+	CHECK_EQ_U64(procmaps__exec_pages(&m), 0x20 + 0x28 + 2, "exec pages of all");
+	procmaps__free(&ex);
+	m.start_code = 0x55d0c9000000ULL; /* the heap: no file */
+	CHECK_EQ_S64(procmaps__at_exec(&m, 0, &ex), -ENOENT, "no program code: -ENOENT");
+	CHECK(!ex.nr && !ex.maps, "and nothing copied");
+	procmaps__free(&m);
+}
+
 int main(void)
 {
 	test_parse();
@@ -292,5 +344,7 @@ int main(void)
 	test_open_file();
 	test_open_not_regular();
 	test_start_time_vdso();
+	test_at_exec_self();
+	test_at_exec_text();
 	return unit_done();
 }
