@@ -482,6 +482,28 @@ static int on_new_process(const struct wprof_event *e, void *ctx)
 }
 
 /*
+ * Maps read as a process's stacks were held (heldring.h), perhaps since
+ * replaced or gone with the process: kept as a snapshot's are when newer
+ * than the ones the unwinder has, and its copies walked with them at once.
+ * The symbolizer gets them too (it names those stacks' frames). The
+ * command line and the watch of code changes are a snapshot's own.
+ */
+static void on_held_maps(void *ctx, __u32 pid, __u64 start, struct proc_maps *maps)
+{
+	struct recorder *r = ctx;
+	struct held *h = session__held(r->session);
+
+	if (r->unw && maps->nr && maps->read_ns > unwtab__read_ns(r->unw, pid)) {
+		held__walk(h, r->unw, pid, now_ns(), false);
+		proclive__watch(r->live, pid, start);
+		if (!unwtab__add_maps(r->unw, pid, start, maps))
+			held__walk(h, r->unw, pid, now_ns(), false);
+		symbolizer__add_maps(r->sym, pid, start, maps->read_ns, maps);
+	}
+	procmaps__free(maps);
+}
+
+/*
  * Processes whose maps wait for room in the kernel's unwind rows to be given
  * back (unwtab.c): the drain comes soon, since it both learns of the ended
  * processes whose code's room can go and is the grace point after which
@@ -886,7 +908,7 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = session__set_event_fn(r.session, on_new_process, &r);
+	err = session__set_event_fn(r.session, on_new_process, on_held_maps, &r);
 	if (err) {
 		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
 		goto out;

@@ -17,6 +17,8 @@
 #include <bpf/libbpf.h>
 
 #include "held.h"
+#include "heldring.h"
+#include "procmaps.h"
 #include "hmap.h"
 #include "session.h"
 #include "tphooks.h"
@@ -62,6 +64,8 @@ struct session {
 	bool running;
 	struct store *store; /* what was drained from the maps */
 	struct held *held;   /* stacks held for their process's maps (held.h) */
+	struct heldring *heldring; /* their ring's reader, NULL when none are held */
+	session_maps_fn maps_fn;
 	/* counts_a, wakes_a are out of use: the next drain puts them in */
 	bool counts_spare_a, wakes_spare_a;
 	struct session_drain_stats drains;
@@ -510,24 +514,33 @@ void session__gate_until_exec(struct session *s, __u32 tgid)
 	s->skel->bss->exec_gate_tgid = tgid;
 }
 
-static int on_held(void *ctx, void *data, size_t size)
+static void on_held(void *ctx, const void *data, size_t size)
 {
 	struct session *s = ctx;
 	const struct wprof_held *h = data;
 	struct wprof_stack st;
 
 	if (size < sizeof(*h))
-		return 0;
+		return;
 	if (!h->check) {
 		held__add(s->held, data, size); /* what it cannot keep, it counts */
-		return 0;
+		return;
 	}
 	/* the kernel's walk: in its map still, or drained into the store */
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &h->stack_id, &st) &&
 	    store__stack(s->store, h->stack_id, &st))
-		return 0;
+		return;
 	held__add_check(s->held, h, &st);
-	return 0;
+}
+
+static void on_held_maps(void *ctx, __u32 pid, __u64 start_ticks, struct proc_maps *maps)
+{
+	struct session *s = ctx;
+
+	if (s->maps_fn)
+		s->maps_fn(s->event_ctx, pid, start_ticks, maps);
+	else
+		procmaps__free(maps);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -540,20 +553,21 @@ static int on_event(void *ctx, void *data, size_t size)
 	return s->event_fn(e, s->event_ctx);
 }
 
-int session__set_event_fn(struct session *s, session_event_fn fn, void *ctx)
+int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_fn maps_fn,
+			  void *ctx)
 {
+	int err;
+
 	s->event_fn = fn;
+	s->maps_fn = maps_fn;
 	s->event_ctx = ctx;
-	/*
-	 * One epoll for both, the held stacks consumed first: an event may have
-	 * the maps read again, and a copy taken before it is walked with the
-	 * maps it replaces (record.c: snapshot())
-	 */
-	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.held_stacks), on_held, s, NULL);
-	if (!s->events ||
-	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.events), on_event, s))
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->events)
 		return -errno;
-	return 0;
+	if (!s->skel->rodata->hold_stacks)
+		return 0;
+	s->heldring = heldring__start(bpf_map__fd(s->skel->maps.held_stacks), &err);
+	return s->heldring ? 0 : err;
 }
 
 struct held *session__held(struct session *s)
@@ -568,7 +582,15 @@ int session__event_fd(const struct session *s)
 
 int session__consume_events(struct session *s)
 {
-	int n = s->events ? ring_buffer__consume(s->events) : 0;
+	int n;
+
+	/*
+	 * The held stacks first: an event may have the maps read again, and a
+	 * copy taken before it is walked with the maps it replaces (record.c:
+	 * snapshot())
+	 */
+	heldring__take(s->heldring, on_held, on_held_maps, s);
+	n = s->events ? ring_buffer__consume(s->events) : 0;
 
 	return n < 0 ? n : 0;
 }
@@ -755,6 +777,7 @@ void session__stop(struct session *s)
 	}
 	s->nr_links = 0;
 	wprof_bpf__detach(s->skel);
+	heldring__stop(s->heldring); /* what is left in its ring: taken by the last consume */
 	s->running = false;
 	/* everything left in the maps, now that nothing writes them */
 	err = session__drain(s, true);
@@ -1319,7 +1342,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 	held__stats(s->held, &h);
 	stats[WPROF_STAT_HELD_WALKED] = h.walked;
 	stats[WPROF_STAT_HELD_UNWALKED] = h.unwalked;
-	stats[WPROF_STAT_HELD_DROPPED] = h.dropped;
+	stats[WPROF_STAT_HELD_DROPPED] = h.dropped + heldring__dropped(s->heldring);
 	stats[WPROF_STAT_HELD_CHECKED] = h.checked;
 	stats[WPROF_STAT_HELD_CHECK_DIFFERED] = h.check_differed;
 	stats[WPROF_STAT_CUT_BASE + WPROF_CUT_NO_TABLE] += h.unwalked;
@@ -1398,6 +1421,7 @@ void session__free(struct session *s)
 		return;
 	session__stop(s);
 	ring_buffer__free(s->events);
+	heldring__free(s->heldring);
 	if (s->rows)
 		munmap(s->rows, s->rows_len);
 	wprof_bpf__destroy(s->skel);

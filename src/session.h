@@ -27,9 +27,17 @@ int session__unwind_maps(struct session *s, struct wprof_unwind_row **rows, __u3
 void session__free(struct session *s); /* NULL ok */
 
 int session__add_target(struct session *s, __u32 id);
-/* New target processes (exec, fork) are reported to fn from session__consume_events(). */
+/*
+ * New target processes (exec, fork) are reported to @fn from
+ * session__consume_events(); so are, to @maps_fn (it frees them), the maps
+ * read of a process as its stacks were held (heldring.h): a snapshot that
+ * can come after the process is gone.
+ */
 typedef int (*session_event_fn)(const struct wprof_event *e, void *ctx);
-int session__set_event_fn(struct session *s, session_event_fn fn, void *ctx);
+struct proc_maps;
+typedef void (*session_maps_fn)(void *ctx, __u32 pid, __u64 start_ticks, struct proc_maps *maps);
+int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_fn maps_fn,
+			  void *ctx);
 int session__event_fd(const struct session *s); /* readable when events wait */
 int session__consume_events(struct session *s);
 /* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */

@@ -93,6 +93,7 @@ struct tab_proc {
 	__u32 idx;           /* in unwtab.procs */
 	__u64 start_ticks;
 	__u64 wait_ns;       /* when its maps first waited for room; 0: not waiting */
+	__u64 read_ns;       /* when those maps were read */
 	__u32 files[WPROF_MAX_EXEC_MAPS]; /* the file of each of pm.maps, or NO_FILE */
 	struct wprof_proc_maps pm;
 };
@@ -605,13 +606,6 @@ static bool map_vaddr(const struct tab_file *f, const struct proc_map *m, __u64 
 	return false;
 }
 
-/* What the kernel counts in mm->exec_vm: executable, not writable, not the stack. */
-static bool counts_as_exec(const struct proc_map *m)
-{
-	return m->perms[2] == 'x' && m->perms[1] != 'w' &&
-	       !(m->path && !strcmp(m->path, "[vsyscall]"));
-}
-
 static struct tab_proc *proc_get(struct unwtab *u, __u32 pid)
 {
 	struct tab_proc *p = hmap__get(&u->proc_ids, pid, 0);
@@ -765,6 +759,8 @@ int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_m
 	memset(pm, 0, sizeof(*pm));
 	p->start_ticks = pm->start_ticks = ticks;
 	pm->start_stack = maps->start_stack;
+	pm->exec_vm = procmaps__exec_pages(maps);
+	p->read_ns = maps->read_ns;
 	for (size_t i = 0, skipped = 0; i < maps->nr; i++) {
 		const struct proc_map *m = &maps->maps[i];
 		struct wprof_exec_map *e = &pm->maps[pm->nr];
@@ -775,8 +771,6 @@ int unwtab__add_maps(struct unwtab *u, int pid, __u64 ticks, const struct proc_m
 		if (m->perms[2] != 'x' || (m->path && !strcmp(m->path, "[vsyscall]")))
 			continue;
 		/* writable code (JIT) is listed, for frame-pointer steps, but not counted */
-		if (counts_as_exec(m))
-			pm->exec_vm += (m->end - m->start) / PAGE_SIZE_BYTES;
 		if (pm->nr == WPROF_MAX_EXEC_MAPS) {
 			u->st.maps_truncated += !skipped++;
 			continue;
@@ -844,6 +838,13 @@ const struct wprof_proc_maps *unwtab__maps(const struct unwtab *u, __u32 pid)
 	const struct tab_proc *p = hmap__get(&u->proc_ids, pid, 0);
 
 	return p && u->krows && !p->wait_ns ? &p->pm : NULL;
+}
+
+__u64 unwtab__read_ns(const struct unwtab *u, __u32 pid)
+{
+	const struct tab_proc *p = hmap__get(&u->proc_ids, pid, 0);
+
+	return p ? p->read_ns : 0;
 }
 
 const struct wprof_unwind_row *unwtab__rows(const struct unwtab *u, __u32 *nr_rows)

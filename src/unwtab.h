@@ -91,6 +91,8 @@ int unwtab__bind(struct unwtab *u, struct wprof_unwind_row *rows, __u32 max_rows
  * entries; NULL before unwtab__bind()): what held stacks are walked with.
  */
 const struct wprof_proc_maps *unwtab__maps(const struct unwtab *u, __u32 pid);
+/* When @pid's maps as last given were read (struct proc_maps read_ns), or 0. */
+__u64 unwtab__read_ns(const struct unwtab *u, __u32 pid);
 const struct wprof_unwind_row *unwtab__rows(const struct unwtab *u, __u32 *nr_rows);
 
 void unwtab__stats(const struct unwtab *u, struct unwtab_stats *st);
