@@ -207,7 +207,7 @@ enum wprof_cut {
  * copy its stack at every event
  */
 #define WPROF_HELD_PER_MAPS 256
-#define WPROF_HELD_PAGES 9 /* of stack copied: from the page 1 KiB below sp, up */
+#define WPROF_HELD_PAGES 16 /* of stack copied: from the page 1 KiB below sp, up */
 #define WPROF_HELD_PAGE 4096
 
 struct wprof_held {
