@@ -24,6 +24,7 @@ struct report_opts {
 	__u32 *pids, *tids;
 	size_t nr_pids, nr_tids;
 	bool quiet;
+	bool stats;
 	bool tag_leaf;
 };
 
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
 		"      --tag-leaf           the tag (on-cpu, off-cpu:STATE) as the last frame\n"
 		"  -q, --quiet              no summary on stderr\n"
+		"      --stats              also how the recording went: events, stack walks,\n"
+		"                           unwind tables, the maps' drains\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"What is chosen while recording (-d, -F, --wakers, --min-block, --inline,\n"
@@ -60,6 +63,7 @@ enum {
 	OPT_COMM,
 	OPT_NO_IDLE,
 	OPT_TAG_LEAF,
+	OPT_STATS,
 	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
 };
 
@@ -72,6 +76,7 @@ static const struct option own_options[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -144,6 +149,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_STATS:
+			o->stats = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -226,7 +234,7 @@ int cmd_report(int argc, char **argv)
 	if (!err)
 		err = outputs__write(&outs, &rec);
 	if (!o.quiet)
-		report__summary(&rec, stderr);
+		report__summary(&rec, stderr, o.stats);
 out:
 	outputs__abort(&outs);
 	recording__free(&rec);

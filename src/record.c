@@ -795,7 +795,7 @@ static int finish(struct recorder *r, const char *why)
 	/* what was measured is on stderr even when the output could not be written */
 	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(rec.lines),
 		err ? "not written" : "written");
-	report__summary(&rec, stderr);
+	report__summary(&rec, stderr, r->opts.bpf_stats);
 	check_sample_rate(&rec, &r->opts);
 	if (r->opts.bpf_stats) {
 		session__print_prog_stats(r->session, stderr);

@@ -24,8 +24,11 @@ struct loss {
 enum { NR_LOSSES = 30 };
 
 /* The stderr summary shows the top of the table; --format threads has it all. */
-#define SUMMARY_PROCS PROFILE_TOP_PROCS
-#define SUMMARY_THREADS 10
+/* The processes, and threads of each, the summary names; --stats: more */
+#define SUMMARY_PROCS 3
+#define SUMMARY_THREADS 5
+#define STATS_PROCS PROFILE_TOP_PROCS
+#define STATS_THREADS 10
 
 static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 {
@@ -334,8 +337,10 @@ static void proc_name(const struct recording *r, const struct thread_acct *pr, c
  * child, do not push a process up; threads the same way. A process of one
  * thread is one line.
  */
-static void print_processes(const struct recording *r, FILE *f)
+static void print_processes(const struct recording *r, FILE *f, bool stats)
 {
+	size_t max_procs = stats ? STATS_PROCS : SUMMARY_PROCS;
+	size_t max_threads = stats ? STATS_THREADS : SUMMARY_THREADS, shown;
 	const struct profile *p = &r->prof;
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
@@ -353,7 +358,7 @@ static void print_processes(const struct recording *r, FILE *f)
 	}
 	if (busy)
 		qsort(busy, nr_procs, sizeof(*busy), cmp_busy);
-	for (size_t i = 0; i < nr_procs && i < SUMMARY_PROCS && threads && busy; i++) {
+	for (size_t i = 0; i < nr_procs && i < max_procs && threads && busy; i++) {
 		const struct busy *b = &busy[i];
 		size_t n = threads_of(p, b->pid, threads, cmp_busy_desc);
 
@@ -362,25 +367,32 @@ static void print_processes(const struct recording *r, FILE *f)
 			print_row(f, "", "pid", b->pid, name, threads[0]);
 			continue;
 		}
-		fprintf(f, "wprof: pid %u (%s): %zu threads, busy %.3f s: on-CPU %.3f s", b->pid,
-			name, b->threads, b->ns / 1e9, b->on_ns / 1e9);
+		fprintf(f, "wprof: pid %u (%s): %zu threads, busy %.3f thread-seconds: on-CPU %.3f s",
+			b->pid, name, b->threads, b->ns / 1e9, b->on_ns / 1e9);
 		if (b->steal_ns >= 500000) /* shows as 0.001 s */
 			fprintf(f, ", steal %.3f s", b->steal_ns / 1e9);
 		fprintf(f, ", runqueue %.3f s, disk %.3f s; sleep %.3f s", b->runq_ns / 1e9,
 			b->disk_ns / 1e9, b->sleep_ns / 1e9);
 		if (b->asleep)
-			fprintf(f, "; %zu threads idle the whole window", b->asleep);
+			fprintf(f, "; %zu idle the whole window", b->asleep);
 		fputc('\n', f);
-		for (size_t j = 0; j < n && j < SUMMARY_THREADS; j++)
+		/* idle ones are counted above, listed only with --stats (as they were) */
+		shown = 0;
+		for (size_t j = 0; j < n && shown < max_threads; j++) {
+			if (!stats && profile__asleep(threads[j]))
+				continue;
 			print_row(f, "  ", "tid", threads[j]->tid,
 				  safestr__str(comm, sizeof(comm), threads[j]->comm), threads[j]);
-		if (n > SUMMARY_THREADS)
-			fprintf(f, "wprof:   ... %zu more threads (--format threads lists all)\n",
-				n - SUMMARY_THREADS);
+			shown++;
+		}
+		if (n > shown)
+			fprintf(f, "wprof:   ... %zu more thread%s (--format threads lists all)\n",
+				n - shown, n - shown == 1 ? "" : "s");
 	}
-	if (nr_procs + p->dropped_procs > SUMMARY_PROCS)
-		fprintf(f, "wprof: ... %zu more processes (--format threads lists all)\n",
-			(size_t)(nr_procs + p->dropped_procs - SUMMARY_PROCS));
+	if (nr_procs + p->dropped_procs > max_procs)
+		fprintf(f, "wprof: ... %zu more process%s (--format threads lists all)\n",
+			(size_t)(nr_procs + p->dropped_procs - max_procs),
+			nr_procs + p->dropped_procs - max_procs == 1 ? "" : "es");
 	free(busy);
 	free(threads);
 	free(procs);
@@ -390,7 +402,6 @@ static void print_processes(const struct recording *r, FILE *f)
 static void print_window(const struct recording *r, FILE *f)
 {
 	const struct profile *p = &r->prof;
-	const __u64 *st = r->stats;
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs), nr_threads = profile__threads_shown(p);
 	__u64 on_ns = 0, steal_ns = 0;
@@ -413,7 +424,21 @@ static void print_window(const struct recording *r, FILE *f)
 	if (profile__reused_tids(p))
 		fprintf(f, " (%zu had the tid of an earlier thread, the pids having wrapped "
 			"around: each is shown on its own)", profile__reused_tids(p));
-	fprintf(f, "\nwprof: %llu samples, %llu context switches, %llu wakeups",
+	fputc('\n', f);
+	/* where it matters: 1% of the time the threads were on a CPU */
+	if (steal_ns && steal_ns * 100 >= on_ns + steal_ns)
+		fprintf(f, "wprof: steal: the hypervisor ran something else for %.3f s (%.1f%%) of the "
+			"%.3f s these threads were on a CPU (tagged steal, not on-CPU)\n",
+			steal_ns / 1e9, pct(steal_ns, on_ns + steal_ns), (on_ns + steal_ns) / 1e9);
+}
+
+/* --stats: how many events, and the threads they left without a time of their own. */
+static void print_events(const struct recording *r, FILE *f)
+{
+	const struct profile *p = &r->prof;
+	const __u64 *st = r->stats;
+
+	fprintf(f, "wprof: %llu samples, %llu context switches, %llu wakeups",
 		(unsigned long long)st[WPROF_STAT_SAMPLES],
 		(unsigned long long)st[WPROF_STAT_SWITCHES],
 		(unsigned long long)st[WPROF_STAT_WAKEUPS]);
@@ -421,17 +446,14 @@ static void print_window(const struct recording *r, FILE *f)
 		fprintf(f, ", %llu intervals outside --min-block/--max-block",
 			(unsigned long long)st[WPROF_STAT_FILTERED]);
 	if (p->unsampled_threads)
-		fprintf(f, "; %llu threads ran %.3f ms without a sample ([unsampled] lines)",
-			(unsigned long long)p->unsampled_threads, p->unsampled_us / 1e3);
+		fprintf(f, "; %llu thread%s ran %.3f ms without a sample ([unsampled] lines)",
+			(unsigned long long)p->unsampled_threads, p->unsampled_threads == 1 ? "" : "s",
+			p->unsampled_us / 1e3);
 	if (p->untimed_threads)
-		fprintf(f, "; %llu sampled threads had no switch-timed on-CPU time "
-			"(a period per sample)", (unsigned long long)p->untimed_threads);
+		fprintf(f, "; %llu sampled thread%s had no switch-timed on-CPU time "
+			"(a period per sample)", (unsigned long long)p->untimed_threads,
+			p->untimed_threads == 1 ? "" : "s");
 	fputc('\n', f);
-	/* where it matters: 1% of the time the threads were on a CPU */
-	if (steal_ns && steal_ns * 100 >= on_ns + steal_ns)
-		fprintf(f, "wprof: steal: the hypervisor ran something else for %.3f s (%.1f%%) of the "
-			"%.3f s these threads were on a CPU (tagged steal, not on-CPU)\n",
-			steal_ns / 1e9, pct(steal_ns, on_ns + steal_ns), (on_ns + steal_ns) / 1e9);
 }
 
 /* Each loss counter of the JSON report, said in words, with what to do about it. */
@@ -450,8 +472,8 @@ static const struct {
 			    "shorter window, or without --wakers)" },
 	{ "thread_map_full", "threads not accounted because the thread map was full (record "
 			     "fewer threads: -p or -t rather than -a)" },
-	{ "user_stacks_cut", "user stacks that stop before the thread's first frame (see the "
-			     "walks line above)" },
+	{ "user_stacks_cut", "user stacks that stop before the thread's first frame (their "
+			     "root frame says why; --stats counts them by cause)" },
 	{ "user_stacks_none", "intervals or samples with no user stack at all" },
 	{ "dropped_us", "us of off-CPU time not recorded because a map was full (record a "
 			"shorter window or fewer threads)" },
@@ -490,7 +512,7 @@ static const struct {
 };
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */
-static void print_losses(const struct recording *r, FILE *f)
+static void print_losses(const struct recording *r, FILE *f, bool stats)
 {
 	struct loss l[NR_LOSSES];
 	bool any = false;
@@ -512,7 +534,7 @@ static void print_losses(const struct recording *r, FILE *f)
 				fprintf(f, "wprof: lost: %llu %s [%s]\n",
 					(unsigned long long)l[i].value, loss_words[k].words, l[i].name);
 	}
-	if (!any)
+	if (!any && stats)
 		fprintf(f, "wprof: nothing lost\n");
 }
 
@@ -532,14 +554,17 @@ static void print_notes(const char *notes, FILE *f)
 	}
 }
 
-void report__summary(const struct recording *r, FILE *f)
+/*
+ * --stats: how the recording went, for whoever checks wprof itself: the
+ * events, how stacks were walked, the unwind tables, the maps' drains.
+ */
+static void print_stats(const struct recording *r, FILE *f)
 {
 	const struct profile *p = &r->prof;
 	const struct session_drain_stats *ds = &r->drain;
 	const __u64 *st = r->stats;
 
-	print_window(r, f);
-	print_processes(r, f);
+	print_events(r, f);
 	print_walks(f, p, st);
 	if (st[WPROF_STAT_CHECKED])
 		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
@@ -565,7 +590,6 @@ void report__summary(const struct recording *r, FILE *f)
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
-	print_jit(f, &r->sym);
 	fprintf(f, "wprof: maps drained %llu times while recording: %llu entries of ended threads, "
 		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
 		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
@@ -580,7 +604,16 @@ void report__summary(const struct recording *r, FILE *f)
 			"--format threads keeps every row)\n",
 			(unsigned long long)(p->dropped_threads + p->dropped_left_out),
 			PROFILE_TOP_PROCS);
-	print_losses(r, f);
+}
+
+void report__summary(const struct recording *r, FILE *f, bool stats)
+{
+	print_window(r, f);
+	print_processes(r, f, stats);
+	if (stats)
+		print_stats(r, f);
+	print_jit(f, &r->sym);
+	print_losses(r, f, stats);
 	if (r->notes)
 		print_notes(r->notes, f);
 }

@@ -3,12 +3,16 @@
 #ifndef WPROF_REPORT_H
 #define WPROF_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "recording.h"
 
-/* The summary on stderr: per process and thread, the window, every loss. */
-void report__summary(const struct recording *r, FILE *f);
+/*
+ * The summary on stderr: the window, the busiest processes and threads,
+ * every loss, the hints; @stats: also how the recording went (--stats).
+ */
+void report__summary(const struct recording *r, FILE *f, bool stats);
 /* --format threads: the per-thread table. 0 or -EIO. */
 int report__threads(const struct recording *r, FILE *f);
 /*

@@ -81,8 +81,21 @@ skip()
 	exit 2
 }
 
+# fail_later DESC: a failed check inside $(...), where not_ok's count is
+# lost with the subshell: finish() fails the test for it.
+fail_later()
+{
+	echo "not ok: $*" >&2
+	echo "$*" >>"$TMP/.failed_in_subshell"
+}
+
 finish()
 {
+	if [ -s "$TMP/.failed_in_subshell" ]; then
+		while read -r line; do
+			not_ok "$line"
+		done <"$TMP/.failed_in_subshell"
+	fi
 	[ "$LIB_FAILED" -eq 0 ] && exit 0
 	exit 1
 }
@@ -298,7 +311,7 @@ check_folded()
 	fi
 }
 
-# unseen_switches NAME: how many switches of recorded threads the summary of
+# unseen_switches NAME: how many switches of recorded threads the --stats summary of
 # run NAME timed from the thread's run time when next seen: resumes the
 # kernel gave no sched_switch event for (this VM's 6.18 does that a few
 # times a second; bpftrace misses them too), or left it with none. The
@@ -309,6 +322,7 @@ unseen_switches()
 {
 	local n
 
+	has_stats_lines "$1" || return 0
 	n=$(sed -n 's/.*timed otherwise: .* \([0-9][0-9]*\) from its run time when next seen.*/\1/p' \
 		"$TMP/$1.err")
 	echo "${n:-0}"
@@ -415,7 +429,18 @@ fold_bad_kernel_order()
 # in $TMP/NAME.err counted.
 switches_of()
 {
+	has_stats_lines "$1" || return 0
 	sed -n 's/^wprof: [0-9]* samples, \([0-9]*\) context switches.*/\1/p' "$TMP/$1.err"
+}
+
+# has_stats_lines NAME: run NAME's summary has --stats's lines (its events
+# line); else the test fails (fail_later) and 0 is printed.
+has_stats_lines()
+{
+	grep -q '^wprof: [0-9]* samples, [0-9]* context switches' "$TMP/$1.err" && return 0
+	fail_later "run $1's summary has the lines of --stats (run it with --stats)"
+	echo 0
+	return 1
 }
 
 # SWITCH_SLACK_US: how far a thread's on-CPU time by the switch timestamps may

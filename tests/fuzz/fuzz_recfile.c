@@ -50,7 +50,7 @@ static void try(const void *data, size_t size)
 
 		FUZZ_ASSERT(f);
 		if (summary)
-			report__summary(&r, f);
+			report__summary(&r, f, true);
 		else
 			output__write(&r, formats[i], f);
 		fclose(f);

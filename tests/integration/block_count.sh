@@ -54,7 +54,7 @@
 require_bpf
 require_workload blocks
 
-run_wprof rec record -d 30 --exact-above 0 -f json -o "$TMP/out.json" -- "$WORKLOADS/blocks" -c 50 -s 3000 \
+run_wprof rec record --stats -d 30 --exact-above 0 -f json -o "$TMP/out.json" -- "$WORKLOADS/blocks" -c 50 -s 3000 \
 	-l 100000 -r "$TMP/report"
 check_wprof_ok rec
 [ -s "$TMP/report" ] || fatal "blocks wrote no report"

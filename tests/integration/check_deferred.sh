@@ -65,7 +65,7 @@ start_bg "$TMP/bench.log" redis-benchmark -s "$sock" -c 4 -n 100000000 -q -t get
 start_bg "$TMP/gets.log" bash -c "while :; do $(declare -f rs_http_get); RS_PYTHON=$RS_PYTHON rs_http_get $gosock >/dev/null; done"
 sleep 0.5
 
-run_wprof rec record -p "$(IFS=,; echo "${pids[*]}")" -d 3 --exact-above 0 --check-deferred \
+run_wprof rec record --stats -p "$(IFS=,; echo "${pids[*]}")" -d 3 --exact-above 0 --check-deferred \
 	-o "$TMP/out.folded"
 check_wprof_ok rec
 line=$(grep '^wprof: --check-deferred:' "$TMP/rec.err")

@@ -85,7 +85,7 @@ churn_record()
 	check "$name: churn ran every phase (log: $(tail -1 "$clog"))" test "$procs" -eq $((3 * PROCS))
 }
 
-WPROF_RETIRE=always churn_record json --exact-above 0 -f json -o "$TMP/out.json"
+WPROF_RETIRE=always churn_record json --stats --exact-above 0 -f json -o "$TMP/out.json"
 check "more keys than the counts map holds went through (threads x 8: $((threads * 8)))" \
 	test "$((threads * 8))" -gt 65536
 check "more stacks than the stack map holds went through (processes x 24: $((procs * 24)))" \
@@ -109,7 +109,7 @@ check "threads in the output: $got (churn made $want)" test "$got" = "$want"
 check "stacks add up to the threads' wall time: $stacks_us us vs $wall_us us" \
 	test "$stacks_us" = "$wall_us"
 
-churn_record folded -f threads -o "$TMP/out.threads" -o "$TMP/out.folded"
+churn_record folded --stats -f threads -o "$TMP/out.threads" -o "$TMP/out.folded"
 check "folded: threads were made into lines as they ended (WPROF_RETIRE's default)" \
 	grep -qE '^wprof: [1-9][0-9]* ended threads made into lines while recording' "$TMP/folded.err"
 got=$(awk '$2 ~ /^[0-9]+$/' "$TMP/out.threads" | wc -l)
@@ -126,7 +126,7 @@ summary_counts()
 	sed -n 's/^wprof: recorded .*: \([0-9]*\) process.*, \([0-9]*\) thread.*/\1 \2/p' "$1"
 }
 
-churn_record alone -o "$TMP/alone.folded"
+churn_record alone --stats -o "$TMP/alone.folded"
 check "folded alone: rows of ended processes were let go" \
 	grep -qE '^wprof: the rows of [1-9][0-9]* threads of ended processes were let go' \
 	"$TMP/alone.err"

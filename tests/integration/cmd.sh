@@ -28,7 +28,7 @@
 require_bpf
 require_workload sleepburn
 
-run_wprof rec record -d 20 -o "$TMP/out.folded" -- \
+run_wprof rec record --stats -d 20 -o "$TMP/out.folded" -- \
 	"$WORKLOADS/sleepburn" -n 5 -q -r "$TMP/report"
 check_wprof_ok rec
 check "nothing on stdout with -o" test ! -s "$TMP/rec.out"

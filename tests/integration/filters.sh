@@ -28,7 +28,8 @@ spid=$BG_PID
 wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 wait_line "$TMP/sleepburn.log" '^ready [0-9]+$' 10 || fatal "sleepburn did not start"
 
-# summary_comms NAME: the comms of the per-thread summary lines on stderr.
+# summary_comms NAME: the comms of the per-thread summary lines on stderr (the 5
+# busiest of a process; with --stats, 10).
 summary_comms()
 {
 	sed -n 's/^wprof:   tid [0-9]* (\(.*\)): wall .*/\1/p' "$TMP/$1.err" | sort | tr '\n' ' '
@@ -70,7 +71,7 @@ run_wprof none record -p "$mpid,$spid" -d 1 -o "$TMP/none.folded" --comm 'nomatc
 check_wprof_ok none
 check "--comm 'nomatch*': no stacks ($(wc -l <"$TMP/none.folded") lines)" test ! -s "$TMP/none.folded"
 
-run_wprof idle record -p "$mpid,$spid" -d 1 -f json -o "$TMP/idle.json" --no-idle-threads
+run_wprof idle record --stats -p "$mpid,$spid" -d 1 -f json -o "$TMP/idle.json" --no-idle-threads
 check_wprof_ok idle
 check_json "$TMP/idle.json"
 got=$(json_eval "$TMP/idle.json" 'sorted(t["comm"] for t in threads())' | tr '\n' ' ')

@@ -23,7 +23,7 @@ require_workload sleepburn
 for hz_tol in 199:0.10 49:0.30; do
 	hz=${hz_tol%:*}
 	tol=${hz_tol#*:}
-	run_wprof "f$hz" record -F "$hz" -d 20 -o "$TMP/f$hz.folded" -- \
+	run_wprof "f$hz" record --stats -F "$hz" -d 20 -o "$TMP/f$hz.folded" -- \
 		"$WORKLOADS/sleepburn" -n 3 -q -r "$TMP/report$hz"
 	check_wprof_ok "f$hz"
 	[ -s "$TMP/f$hz.folded" ] || { not_ok "-F $hz: no output"; continue; }

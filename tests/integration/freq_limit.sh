@@ -56,7 +56,7 @@ sampled()
 {
 	local name=$1 hz=$2 samples on_us
 
-	run_wprof "$name" record -F "$hz" -f json -o "$TMP/$name.json" -- \
+	run_wprof "$name" record --stats -F "$hz" -f json -o "$TMP/$name.json" -- \
 		"$WORKLOADS/sleepburn" -n 1 -b 1000 -s 1 -q
 	check_wprof_ok "$name"
 	samples=$(sed -n 's/^wprof: \([0-9]*\) samples,.*/\1/p' "$TMP/$name.err")

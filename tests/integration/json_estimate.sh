@@ -39,7 +39,7 @@ wait_line "$TMP/naps.log" '^ready$' 10 || fatal "shortnaps did not start"
 	echo "$RC" >"$TMP/exact.rc"
 ) >"$TMP/exact.log" &
 exact_job=$!
-run_wprof est record -p "$pid" -d 8 -f json -o "$TMP/est.json"
+run_wprof est record --stats -p "$pid" -d 8 -f json -o "$TMP/est.json"
 est_rc=$RC
 wait "$exact_job"
 kill -TERM "$pid"

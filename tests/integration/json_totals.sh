@@ -91,7 +91,7 @@ check_wprof_ok plain
 [ -s "$TMP/plain.json" ] || fatal "no output"
 totals plain 1
 
-run_wprof wakers record -p "$pid" -d 2 -F 1 --wakers -f json -o "$TMP/wakers.json"
+run_wprof wakers record --stats -p "$pid" -d 2 -F 1 --wakers -f json -o "$TMP/wakers.json"
 check_wprof_ok wakers
 [ -s "$TMP/wakers.json" ] || fatal "no output"
 totals wakers 1

@@ -52,7 +52,7 @@ require_workload mutexwait
 # The default --exact-above: a lock wait (ms) is walked exactly and keeps
 # its time; the few short blocks elsewhere (start barrier) are walked as a
 # sample and carry the rest of their thread's sleep time.
-run_wprof rec record -d 30 -o "$TMP/out.folded" -- \
+run_wprof rec record --stats -d 30 -o "$TMP/out.folded" -- \
 	"$WORKLOADS/mutexwait" -n 3 -t 4 -b 5 -o 1000 -r "$TMP/report"
 check_wprof_ok rec
 [ -s "$TMP/report" ] || fatal "mutexwait wrote no report"

@@ -15,7 +15,7 @@
 require_bpf
 export WPROF_ATTACH=raw_tp
 
-run_wprof probe record -a -d 0.3 -o "$TMP/probe.folded"
+run_wprof probe record --stats -a -d 0.3 -o "$TMP/probe.folded"
 check_wprof_ok probe
 check "the summary says raw_tp was attached" \
 	grep -q '^wprof: recording with raw_tp sched events' "$TMP/probe.err"

@@ -82,20 +82,20 @@ check_naps()
 		"$(i4_pct "$pair" "$walked")" 99
 }
 
-run_wprof rec record -d 20 --exact-above 0 -o "$TMP/rec.folded" -o "$TMP/rec.json" -- \
+run_wprof rec record --stats -d 20 --exact-above 0 -o "$TMP/rec.folded" -o "$TMP/rec.json" -- \
 	"$WORKLOADS/sym_libc" -n 3 -s -S 5000
 check_naps rec "" 2500000
 
 start_bg "$TMP/wl.log" "$WORKLOADS/sym_libc" -n 30 -s -S 5000
 pid=$BG_PID
 wait_line "$TMP/wl.log" '^ready napper [0-9]+$' 10 || fatal "sym_libc did not start"
-run_wprof pid record -p "$pid" -d 2 --exact-above 0 -o "$TMP/pid.folded" -o "$TMP/pid.json"
+run_wprof pid record --stats -p "$pid" -d 2 --exact-above 0 -o "$TMP/pid.folded" -o "$TMP/pid.json"
 check "target still runs after wprof detached" kill -0 "$pid"
 kill -TERM "$pid"
 wait_exit "$pid" 5 || fatal "sym_libc ignored SIGTERM"
 check_naps pid "-p: " 1500000
 
-run_wprof nocfi record --no-cfi -d 20 -o "$TMP/nocfi.folded" -- \
+run_wprof nocfi record --stats --no-cfi -d 20 -o "$TMP/nocfi.folded" -- \
 	"$WORKLOADS/sym_libc" -n 3 -s -S 5000
 check_wprof_ok nocfi
 check_folded "$TMP/nocfi.folded"

@@ -21,7 +21,7 @@
 require_bpf
 require_workload vforker
 
-run_wprof rec record -o "$TMP/out.folded" -- "$WORKLOADS/vforker" -n 50 -m 10
+run_wprof rec record --stats -o "$TMP/out.folded" -- "$WORKLOADS/vforker" -n 50 -m 10
 check_wprof_ok rec
 check "vforker ran its 50 children ($(cat "$TMP/rec.out"))" grep -qx 'vforked 50' "$TMP/rec.out"
 check_folded "$TMP/out.folded"

@@ -33,7 +33,7 @@ start_bg "$TMP/mixed.log" "$WORKLOADS/mixed"
 pid=$BG_PID
 wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 
-run_wprof rec record -p "$pid" -d 2 --wakers -o "$TMP/out.folded"
+run_wprof rec record --stats -p "$pid" -d 2 --wakers -o "$TMP/out.folded"
 check_wprof_ok rec
 [ -s "$TMP/out.folded" ] || fatal "no output"
 check_folded "$TMP/out.folded"

@@ -108,7 +108,7 @@ static char *written(struct recording *r, int format, size_t *len)
 	if (!f)
 		return NULL;
 	if (format < 0) {
-		report__summary(r, f);
+		report__summary(r, f, true);
 		err = 0;
 	} else {
 		err = output__write(r, format, f);
