@@ -561,8 +561,8 @@ static long step_other(__u64 i, struct unwind_ctx *c)
 
 /*
  * The process's maps, if they are still the ones user space read: the same
- * process (leader's start) and the same amount of executable memory
- * (mm->exec_vm; an exec voids them at once). Else NULL, and user space is
+ * process (leader's start), program (start of its stack) and amount of
+ * executable memory (mm->exec_vm; an exec voids them at once). Else NULL, and user space is
  * asked to read them again. (The kernel's VMAs cannot be checked frame by
  * frame instead: bpf_find_vma() works once per interrupts-off section.)
  */
@@ -587,7 +587,9 @@ static __always_inline struct wprof_proc_maps *proc_maps_of(struct task_struct *
 		ask_maps(pm, pid);
 		return NULL;
 	}
-	if (pm->exec_vm != BPF_CORE_READ(mm, exec_vm)) {
+	/* the start of the stack too: maps read before an exec, written after it, are not its */
+	if (pm->exec_vm != BPF_CORE_READ(mm, exec_vm) ||
+	    pm->start_stack != BPF_CORE_READ(mm, start_stack)) {
 		ask_maps(pm, pid);
 		return NULL;
 	}
