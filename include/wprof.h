@@ -419,7 +419,7 @@ enum wprof_stat {
 	 * their reason
 	 */
 	WPROF_STAT_HELD_UNWALKED,
-	WPROF_STAT_HELD_DROPPED,   /* ... of them, copies user space had no memory to keep */
+	WPROF_STAT_HELD_DROPPED,   /* ... of them, copies user space had no room or memory to keep */
 	/* WPROF_HELD=check (user space): walks of a copy compared with the kernel's, */
 	WPROF_STAT_HELD_CHECKED,
 	WPROF_STAT_HELD_CHECK_DIFFERED, /* ... that differed */

@@ -27,8 +27,10 @@ typedef void (*heldring_rec_fn)(void *ctx, const void *data, size_t size);
 typedef void (*heldring_maps_fn)(void *ctx, __u32 pid, __u64 start_ticks,
 				 struct proc_maps *maps);
 
-/* Start reading the ring of map @map_fd: NULL and *@err (-errno) on failure. */
-struct heldring *heldring__start(int map_fd, int *err);
+/* Start reading the ring of map @map_fd, into *@out. 0 or -errno. */
+int heldring__start(int map_fd, struct heldring **out);
+/* Readable when the reader has queued something for heldring__take(). */
+int heldring__ready_fd(const struct heldring *r);
 /*
  * Stop the thread (the ring's writers are detached): what is left in the
  * ring is read by heldring__take() from then on.
@@ -36,11 +38,16 @@ struct heldring *heldring__start(int map_fd, int *err);
 void heldring__stop(struct heldring *r);
 /*
  * Hand what came since the last take to @rec_fn (in the ring's order), then
- * the maps read meanwhile to @maps_fn.
+ * the maps read meanwhile to @maps_fn. What the ring holds as it is called
+ * is read first (waiting for the reader a few ms at most): copies taken
+ * before the events the caller handles next are handed to it before them.
  */
 void heldring__take(struct heldring *r, heldring_rec_fn rec_fn, heldring_maps_fn maps_fn,
 		    void *ctx);
-/* Records not kept for want of room or memory: their stacks stay frame pointers only. */
+/*
+ * Records not kept for want of room or memory: their stacks stay frame
+ * pointers only (and are counted so when named).
+ */
 __u64 heldring__dropped(struct heldring *r);
 void heldring__free(struct heldring *r); /* NULL ok; stops first */
 

@@ -524,9 +524,10 @@ static const char *record_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
 	__u64 deadline = o->duration_ns ? now_ns() + o->duration_ns : 0;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = r->sigfd, .events = POLLIN },
 		{ .fd = session__event_fd(r->session), .events = POLLIN },
+		{ .fd = session__held_fd(r->session), .events = POLLIN },
 	};
 
 	__u64 next_drain = now_ns() + DRAIN_EVERY_NS, next_scan = 0, scan_ticks = SCAN_EVERY_TICKS;
@@ -544,7 +545,7 @@ static const char *record_loop(struct recorder *r)
 			if (deadline - now < TICK_MS * NSEC_PER_MSEC)
 				timeout = (deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 		}
-		if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN) &&
+		if (poll(pfd, 3, timeout) > 0 && (pfd[0].revents & POLLIN) &&
 		    read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT)
 				return "interrupted";

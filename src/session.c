@@ -556,8 +556,6 @@ static int on_event(void *ctx, void *data, size_t size)
 int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_fn maps_fn,
 			  void *ctx)
 {
-	int err;
-
 	s->event_fn = fn;
 	s->maps_fn = maps_fn;
 	s->event_ctx = ctx;
@@ -566,8 +564,7 @@ int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_f
 		return -errno;
 	if (!s->skel->rodata->hold_stacks)
 		return 0;
-	s->heldring = heldring__start(bpf_map__fd(s->skel->maps.held_stacks), &err);
-	return s->heldring ? 0 : err;
+	return heldring__start(bpf_map__fd(s->skel->maps.held_stacks), &s->heldring);
 }
 
 struct held *session__held(struct session *s)
@@ -578,6 +575,11 @@ struct held *session__held(struct session *s)
 int session__event_fd(const struct session *s)
 {
 	return s->events ? ring_buffer__epoll_fd(s->events) : -1;
+}
+
+int session__held_fd(const struct session *s)
+{
+	return heldring__ready_fd(s->heldring);
 }
 
 int session__consume_events(struct session *s)

@@ -39,6 +39,8 @@ typedef void (*session_maps_fn)(void *ctx, __u32 pid, __u64 start_ticks, struct 
 int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_fn maps_fn,
 			  void *ctx);
 int session__event_fd(const struct session *s); /* readable when events wait */
+/* Readable when held stacks or their maps wait (-1: none are held). */
+int session__held_fd(const struct session *s);
 int session__consume_events(struct session *s);
 /* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */
 void session__gate_until_exec(struct session *s, __u32 tgid);
