@@ -18,7 +18,8 @@
 #   rounded to 0.1).
 # - a process row's WALL_S is the sum of its threads' (within 0.001 per
 #   thread: each is rounded to ms), BLOCKS the sum, MAX_BLOCK_MS the max.
-# - each thread row matches its stderr summary line (wall, on-CPU,
+# - each thread row matches its stderr summary line (--stats: every thread
+#   listed, idle ones too; wall, on-CPU,
 #   steal (0 where the summary leaves it out), runqueue, sleep and disk %,
 #   blocks).
 # shellcheck source=tests/lib.sh
@@ -33,7 +34,7 @@ spid=$BG_PID
 wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 wait_line "$TMP/sleepburn.log" '^ready [0-9]+$' 10 || fatal "sleepburn did not start"
 
-run_wprof rec record -p "$mpid,$spid" -d 2 -f threads -o "$TMP/table.txt"
+run_wprof rec record --stats -p "$mpid,$spid" -d 2 -f threads -o "$TMP/table.txt"
 check_wprof_ok rec
 [ -s "$TMP/table.txt" ] || fatal "no output"
 log "table:"

@@ -53,13 +53,13 @@ with open("/proc/%s/cmdline" % pid, "rb") as f:
 json.dump({"names": names, "cmdline": cmd.hex()}, open(sys.argv[2], "w"))
 EOF
 
-run_wprof rec record -p "$PID" -d 1.5 -f threads -o "$TMP/rec.folded" -o "$TMP/rec.threads" \
+run_wprof rec record --stats -p "$PID" -d 1.5 -f threads -o "$TMP/rec.folded" -o "$TMP/rec.threads" \
 	-o "$TMP/rec.json" -o "$TMP/rec.svg" -o "$TMP/rec.pb.gz" -o "$TMP/rec.wprof"
 check_wprof_ok rec
 for f in rec.folded rec.threads rec.json rec.svg rec.pb.gz rec.wprof; do
 	[ -s "$TMP/$f" ] || fatal "no $f written"
 done
-run_wprof rep report "$TMP/rec.wprof" -o "$TMP/rep.folded" -o "$TMP/rep.json" \
+run_wprof rep report --stats "$TMP/rec.wprof" -o "$TMP/rep.folded" -o "$TMP/rep.json" \
 	-f threads -o "$TMP/rep.threads"
 check_wprof_ok rep
 check_folded "$TMP/rec.folded"

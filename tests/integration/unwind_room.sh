@@ -61,7 +61,7 @@ for i in $(seq -w 1 $NR); do
 done
 cmd="cd $TMP && for i in $(seq -s ' ' -w 1 $NR); do ./w\$i 0.3; done"
 
-WPROF_UNWIND_ROWS=few run_wprof rec record -F 199 -o "$TMP/out.json" -- sh -c "$cmd"
+WPROF_UNWIND_ROWS=few run_wprof rec record --stats -F 199 -o "$TMP/out.json" -- sh -c "$cmd"
 check_wprof_ok rec
 check_json "$TMP/out.json"
 check "no file found no room (lost.unwind_files_no_room)" \
