@@ -4,7 +4,9 @@
 # Every option `wprof record --help`, `wprof report --help` and `wprof diff
 # --help` list is documented in the man page and the README, and the man page and README
 # document no option wprof lacks; every command `wprof --help` names is
-# documented in both. Needs no root: it only reads --help.
+# documented in both. The README is at most 300 lines, links every file of
+# docs/, and its links and the docs' links to each other lead to files that
+# are there. Needs no root: it only reads --help.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 [ -x "$WPROF" ] || fatal "no wprof binary at $WPROF"
@@ -32,5 +34,17 @@ done
 for o in $( (printf '%s\n' "$man"; cat "$top/README.md") | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 	case $o in --colors | --perf-basic-prof) continue ;; esac # other tools' options
 	check "--help lists $o (from the man page or README)" has "$o" <<<"$help"
+done
+# the README is the front door: short, its links and picture there
+lines=$(wc -l <"$top/README.md")
+check "README is at most 300 lines ($lines)" test "$lines" -le 300
+for l in $(grep -oE '\]\((docs/[^)#]+)' "$top/README.md" | sed 's/^](//' | sort -u); do
+	check "README's link $l is there" test -s "$top/$l"
+done
+for d in "$top"/docs/*.md; do
+	for l in $(grep -oE '\]\([a-z_]+\.md' "$d" | sed 's/^](//' | sort -u); do
+		check "$(basename "$d")'s link $l is there" test -s "$top/docs/$l"
+	done
+	check "README links to docs/$(basename "$d")" grep -q "(docs/$(basename "$d"))" "$top/README.md"
 done
 finish
