@@ -15,14 +15,6 @@
 #include "util.h"
 #include "zsects.h"
 
-/* Every loss counter, by name, for the summary and the JSON report. */
-struct loss {
-	const char *name;
-	__u64 value;
-};
-
-enum { NR_LOSSES = 30 };
-
 /* The stderr summary shows the top of the table; --format threads has it all. */
 /* The processes, and threads of each, the summary names; --stats: more */
 #define SUMMARY_PROCS 3
@@ -30,44 +22,113 @@ enum { NR_LOSSES = 30 };
 #define STATS_PROCS PROFILE_TOP_PROCS
 #define STATS_THREADS 10
 
+/*
+ * Every loss counter: its name (the JSON report's key, the summary's
+ * bracket), its value in a recording (r, p = &r->prof, st = r->stats), and
+ * the words the summary says it in, with what to do about it (NULL: not a
+ * loss, said otherwise). One row each, in the JSON report's order.
+ */
+#define LOSSES(X) \
+	X(user_stack_errors, st[WPROF_STAT_USTACK_ERR], \
+	  "user stacks the kernel failed to read") \
+	X(kernel_stack_errors, st[WPROF_STAT_KSTACK_ERR], \
+	  "kernel stacks the kernel failed to read") \
+	X(user_stacks_truncated, st[WPROF_STAT_USTACK_TRUNC], \
+	  "user stacks cut at the deepest frame wprof walks") \
+	X(kernel_stacks_truncated, st[WPROF_STAT_KSTACK_TRUNC], \
+	  "kernel stacks cut at the kernel's depth limit") \
+	X(stack_map_full, st[WPROF_STAT_STACKS_FULL], \
+	  "stacks dropped because the stack map was full (record a shorter window " \
+	  "or fewer threads)") \
+	X(counts_map_full, st[WPROF_STAT_COUNTS_FULL], \
+	  "stack counts dropped because the counts map was full (record a shorter " \
+	  "window or fewer threads)") \
+	X(waker_map_full, st[WPROF_STAT_WAKES_FULL], \
+	  "waker stacks dropped because the waker map was full (record a shorter " \
+	  "window, or without --wakers)") \
+	X(thread_map_full, st[WPROF_STAT_THREADS_FULL], \
+	  "threads not accounted because the thread map was full (record fewer " \
+	  "threads: -p or -t rather than -a)") \
+	X(user_stacks_cut, st[WPROF_STAT_USTACK_CUT], \
+	  "user stacks that stop before the thread's first frame (their root frame " \
+	  "says why; --stats counts them by cause)") \
+	X(user_stacks_none, st[WPROF_STAT_USTACK_NONE], \
+	  "intervals or samples with no user stack at all") \
+	X(dropped_us, st[WPROF_STAT_DROPPED_NS] / 1000, \
+	  "us of off-CPU time not recorded because a map was full (record a " \
+	  "shorter window or fewer threads)") \
+	X(user_stacks_unwalkable, st[WPROF_STAT_USER_LOST] + p->pending_lost, \
+	  "user stacks not walked: the thread resumed where wprof could not walk " \
+	  "it (or before wprof first saw it), or recording stopped first") \
+	X(open_intervals_unwalked, p->open_unwalked, \
+	  "off-CPU intervals still open at the end whose stack was not walked") \
+	X(stacks_missing, p->stacks_missing, \
+	  "stacks whose id the stack map no longer had") \
+	X(frames_unnamed, p->frames_unnamed, \
+	  NULL) \
+	X(unwind_files_no_room, p->unw.files_no_room, \
+	  "files whose unwind tables did not fit in the kernel's (their code " \
+	  "walked by frame pointers)") \
+	X(files_unopened, r->sym.files_failed, \
+	  "mapped files wprof could not open (their frames are unnamed)") \
+	X(bpf_runs_missed, st[WPROF_STAT_RUNS_MISSED], \
+	  "BPF program runs the kernel skipped (another BPF program ran on the " \
+	  "CPU; their events are missing)") \
+	X(debug_files_refused, \
+	  r->sym.debug_build_id_mismatch + r->sym.debug_crc_mismatch + r->sym.debug_too_big, \
+	  "debug files refused as another build's (see the debug files line)") \
+	X(targets_map_full, st[WPROF_STAT_TARGETS_FULL], \
+	  "forked processes not followed because the targets map was full (record " \
+	  "fewer processes)") \
+	X(maps_inherit_failed, st[WPROF_STAT_MAPS_INHERIT_FAILED], \
+	  "forked processes whose unwind maps could not be inherited (their stacks " \
+	  "walked by frame pointers until read)") \
+	X(unwind_procs_failed, p->unw.procs_failed, \
+	  "processes whose maps could not be read or sent for unwinding") \
+	X(events_lost, st[WPROF_STAT_EVENTS_LOST], \
+	  "ring buffer events lost (new processes may be unnamed)") \
+	X(reused_threads_lost, st[WPROF_STAT_REUSED_LOST], \
+	  "threads lost because their tid was reused while recording") \
+	X(thread_slot_busy, st[WPROF_STAT_SLOT_BUSY], \
+	  "switches or wakeups not recorded because another CPU held the thread's " \
+	  "slot (report it: it should be rare)") \
+	X(late_keys, p->late_keys, \
+	  "samples or off-CPU times of ended threads that came after their stacks " \
+	  "were added up while recording (report it: it should not happen)") \
+	X(stacks_cut_on_read, p->stacks_cut_on_read, \
+	  "stacks of the file cut to " STACKCAP_WORDS " when read, the frame " \
+	  STACKCAP_MARK " in place of the rest") \
+	X(compressed_files_refused, r->sym.inflate_refused, \
+	  "files whose compressed sections were not read: they would inflate too " \
+	  "much (see the compressed sections line)") \
+	X(flame_stacks_merged, p->flame_stacks_merged, \
+	  "stacks drawn in part as one " FLAME_TRUNCATED " frame: the flame graph " \
+	  "holds " FLAME_MAX_NODES_WORDS " frames") \
+	X(alt_files_refused, r->sym.alt_refused, \
+	  "files whose inlined calls are not named: the dwz file their DWARF links " \
+	  "to was missing or refused (see the dwz files line)")
+
+enum {
+#define LOSS_ENUM(name, value, words) LOSS_##name,
+	LOSSES(LOSS_ENUM)
+#undef LOSS_ENUM
+	NR_LOSSES
+};
+
+/* A loss counter's name, value and words, for the summary and the JSON report. */
+struct loss {
+	const char *name, *words;
+	__u64 value;
+};
+
 static void losses(const struct recording *r, struct loss out[NR_LOSSES])
 {
 	const struct profile *p = &r->prof;
 	const __u64 *st = r->stats;
-	int i = 0;
 
-	out[i++] = (struct loss){ "user_stack_errors", st[WPROF_STAT_USTACK_ERR] };
-	out[i++] = (struct loss){ "kernel_stack_errors", st[WPROF_STAT_KSTACK_ERR] };
-	out[i++] = (struct loss){ "user_stacks_truncated", st[WPROF_STAT_USTACK_TRUNC] };
-	out[i++] = (struct loss){ "kernel_stacks_truncated", st[WPROF_STAT_KSTACK_TRUNC] };
-	out[i++] = (struct loss){ "stack_map_full", st[WPROF_STAT_STACKS_FULL] };
-	out[i++] = (struct loss){ "counts_map_full", st[WPROF_STAT_COUNTS_FULL] };
-	out[i++] = (struct loss){ "waker_map_full", st[WPROF_STAT_WAKES_FULL] };
-	out[i++] = (struct loss){ "thread_map_full", st[WPROF_STAT_THREADS_FULL] };
-	out[i++] = (struct loss){ "user_stacks_cut", st[WPROF_STAT_USTACK_CUT] };
-	out[i++] = (struct loss){ "user_stacks_none", st[WPROF_STAT_USTACK_NONE] };
-	out[i++] = (struct loss){ "dropped_us", st[WPROF_STAT_DROPPED_NS] / 1000 };
-	out[i++] = (struct loss){ "user_stacks_unwalkable",
-				  st[WPROF_STAT_USER_LOST] + p->pending_lost };
-	out[i++] = (struct loss){ "open_intervals_unwalked", p->open_unwalked };
-	out[i++] = (struct loss){ "stacks_missing", p->stacks_missing };
-	out[i++] = (struct loss){ "frames_unnamed", p->frames_unnamed };
-	out[i++] = (struct loss){ "unwind_files_no_room", p->unw.files_no_room };
-	out[i++] = (struct loss){ "files_unopened", r->sym.files_failed };
-	out[i++] = (struct loss){ "bpf_runs_missed", st[WPROF_STAT_RUNS_MISSED] };
-	out[i++] = (struct loss){ "debug_files_refused", r->sym.debug_build_id_mismatch +
-				  r->sym.debug_crc_mismatch + r->sym.debug_too_big };
-	out[i++] = (struct loss){ "targets_map_full", st[WPROF_STAT_TARGETS_FULL] };
-	out[i++] = (struct loss){ "maps_inherit_failed", st[WPROF_STAT_MAPS_INHERIT_FAILED] };
-	out[i++] = (struct loss){ "unwind_procs_failed", p->unw.procs_failed };
-	out[i++] = (struct loss){ "events_lost", st[WPROF_STAT_EVENTS_LOST] };
-	out[i++] = (struct loss){ "reused_threads_lost", st[WPROF_STAT_REUSED_LOST] };
-	out[i++] = (struct loss){ "thread_slot_busy", st[WPROF_STAT_SLOT_BUSY] };
-	out[i++] = (struct loss){ "late_keys", p->late_keys };
-	out[i++] = (struct loss){ "stacks_cut_on_read", p->stacks_cut_on_read };
-	out[i++] = (struct loss){ "compressed_files_refused", r->sym.inflate_refused };
-	out[i++] = (struct loss){ "flame_stacks_merged", p->flame_stacks_merged };
-	out[i++] = (struct loss){ "alt_files_refused", r->sym.alt_refused };
+#define LOSS_ROW(n, v, w) out[LOSS_##n] = (struct loss){ #n, w, v };
+	LOSSES(LOSS_ROW)
+#undef LOSS_ROW
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -456,60 +517,6 @@ static void print_events(const struct recording *r, FILE *f)
 	fputc('\n', f);
 }
 
-/* Each loss counter of the JSON report, said in words, with what to do about it. */
-static const struct {
-	const char *name, *words;
-} loss_words[] = {
-	{ "user_stack_errors", "user stacks the kernel failed to read" },
-	{ "kernel_stack_errors", "kernel stacks the kernel failed to read" },
-	{ "user_stacks_truncated", "user stacks cut at the deepest frame wprof walks" },
-	{ "kernel_stacks_truncated", "kernel stacks cut at the kernel's depth limit" },
-	{ "stack_map_full", "stacks dropped because the stack map was full (record a shorter "
-			    "window or fewer threads)" },
-	{ "counts_map_full", "stack counts dropped because the counts map was full (record a "
-			     "shorter window or fewer threads)" },
-	{ "waker_map_full", "waker stacks dropped because the waker map was full (record a "
-			    "shorter window, or without --wakers)" },
-	{ "thread_map_full", "threads not accounted because the thread map was full (record "
-			     "fewer threads: -p or -t rather than -a)" },
-	{ "user_stacks_cut", "user stacks that stop before the thread's first frame (their "
-			     "root frame says why; --stats counts them by cause)" },
-	{ "user_stacks_none", "intervals or samples with no user stack at all" },
-	{ "dropped_us", "us of off-CPU time not recorded because a map was full (record a "
-			"shorter window or fewer threads)" },
-	{ "user_stacks_unwalkable", "user stacks not walked: the thread resumed where wprof "
-				    "could not walk it (or before wprof first saw it), or recording "
-				    "stopped first" },
-	{ "open_intervals_unwalked", "off-CPU intervals still open at the end whose stack was "
-				     "not walked" },
-	{ "stacks_missing", "stacks whose id the stack map no longer had" },
-	{ "unwind_files_no_room", "files whose unwind tables did not fit in the kernel's (their "
-				  "code walked by frame pointers)" },
-	{ "files_unopened", "mapped files wprof could not open (their frames are unnamed)" },
-	{ "bpf_runs_missed", "BPF program runs the kernel skipped (another BPF program ran on "
-			     "the CPU; their events are missing)" },
-	{ "debug_files_refused", "debug files refused as another build's (see the debug files "
-				 "line)" },
-	{ "targets_map_full", "forked processes not followed because the targets map was full "
-			      "(record fewer processes)" },
-	{ "maps_inherit_failed", "forked processes whose unwind maps could not be inherited "
-				 "(their stacks walked by frame pointers until read)" },
-	{ "unwind_procs_failed", "processes whose maps could not be read or sent for unwinding" },
-	{ "events_lost", "ring buffer events lost (new processes may be unnamed)" },
-	{ "reused_threads_lost", "threads lost because their tid was reused while recording" },
-	{ "thread_slot_busy", "switches or wakeups not recorded because another CPU held the "
-			      "thread's slot (report it: it should be rare)" },
-	{ "late_keys", "samples or off-CPU times of ended threads that came after their stacks "
-		       "were added up while recording (report it: it should not happen)" },
-	{ "stacks_cut_on_read", "stacks of the file cut to " STACKCAP_WORDS " when read, the "
-				"frame " STACKCAP_MARK " in place of the rest" },
-	{ "compressed_files_refused", "files whose compressed sections were not read: they "
-				      "would inflate too much (see the compressed sections line)" },
-	{ "flame_stacks_merged", "stacks drawn in part as one " FLAME_TRUNCATED " frame: the "
-				 "flame graph holds " FLAME_MAX_NODES_WORDS " frames" },
-	{ "alt_files_refused", "files whose inlined calls are not named: the dwz file their "
-			       "DWARF links to was missing or refused (see the dwz files line)" },
-};
 
 /* Losses, only those that happened, in words; frames without a name are no loss. */
 static void print_losses(const struct recording *r, FILE *f, bool stats)
@@ -519,7 +526,7 @@ static void print_losses(const struct recording *r, FILE *f, bool stats)
 
 	losses(r, l);
 	for (int i = 0; i < NR_LOSSES; i++) {
-		if (!strcmp(l[i].name, "frames_unnamed")) {
+		if (i == LOSS_frames_unnamed) {
 			if (l[i].value)
 				fprintf(f, "wprof: %llu of %llu frames have no symbol name (shown as "
 					"file+offset)\n", (unsigned long long)l[i].value,
@@ -529,10 +536,8 @@ static void print_losses(const struct recording *r, FILE *f, bool stats)
 		if (!l[i].value)
 			continue;
 		any = true;
-		for (size_t k = 0; k < ARRAY_SIZE(loss_words); k++)
-			if (!strcmp(loss_words[k].name, l[i].name))
-				fprintf(f, "wprof: lost: %llu %s [%s]\n",
-					(unsigned long long)l[i].value, loss_words[k].words, l[i].name);
+		fprintf(f, "wprof: lost: %llu %s [%s]\n", (unsigned long long)l[i].value,
+			l[i].words, l[i].name);
 	}
 	if (!any && stats)
 		fprintf(f, "wprof: nothing lost\n");
