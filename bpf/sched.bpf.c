@@ -12,29 +12,6 @@
 #include "thread.bpf.h"
 #include "unwind.bpf.h"
 
-static __always_inline __u32 log2_slot(__u64 us)
-{
-	__u32 r = 0, shift;
-
-	shift = (us > 0xffffffffULL) << 5;
-	us >>= shift;
-	r |= shift;
-	shift = (us > 0xffff) << 4;
-	us >>= shift;
-	r |= shift;
-	shift = (us > 0xff) << 3;
-	us >>= shift;
-	r |= shift;
-	shift = (us > 0xf) << 2;
-	us >>= shift;
-	r |= shift;
-	shift = (us > 0x3) << 1;
-	us >>= shift;
-	r |= shift;
-	r |= us >> 1;
-	return r < WPROF_HIST_SLOTS ? r : WPROF_HIST_SLOTS - 1;
-}
-
 /*
  * Random draws made at switches: a per-CPU xorshift64 stream each, not a
  * helper call (one is made at nearly every switch). One stream picks the
@@ -298,7 +275,7 @@ static __always_inline __u64 switch_wake(struct wprof_thread *th, struct task_st
 static __always_inline void close_interval(void *ctx, struct wprof_thread *th, __u64 now,
 					   __u64 wake, struct task_struct *task, bool here)
 {
-	__u64 start = th->off_since_ns, split = now, ns, runq;
+	__u64 start = th->off_since_ns, split, ns, runq;
 	__u32 state = th->off_state;
 	struct wprof_interval iv = {};
 
@@ -306,17 +283,14 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 	th->wake_ns = 0;
 	if (state >= WPROF_STATE_CNT || !window_open())
 		return;
-	if (state == WPROF_OFF_RUNQ)
-		split = start;
-	else if (wake && wake >= start && wake <= now)
-		split = wake;
+	split = wprof_interval_split(start, now, wake, state);
 	ns = span(start, split);
 	if (ns) {
 		th->off_ns[state] += ns;
 		th->blocks++;
 		if (ns > th->max_block_ns)
 			th->max_block_ns = ns;
-		th->hist[log2_slot(ns / 1000)]++;
+		th->hist[wprof_hist_slot(ns / 1000)]++;
 		if (part_kept(ns))
 			th->kept_ns[state] += ns;
 	}

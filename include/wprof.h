@@ -248,6 +248,53 @@ struct wprof_interval {
 #define WPROF_HIST_SLOTS 32
 
 /*
+ * Arithmetic both sides do, in one place: the BPF programs as they close an
+ * interval, user space for the intervals still open at the window's end.
+ * Inlined: a BPF program may not call what it cannot see.
+ */
+#define WPROF_INLINE static inline __attribute__((always_inline))
+
+/* The histogram bucket of a block of @us: floor(log2(@us)) (0 for 0), the last at most. */
+WPROF_INLINE __u32 wprof_hist_slot(__u64 us)
+{
+	__u32 r = 0, shift;
+
+	/* a binary search without branches: the verifier walks it once */
+	shift = (us > 0xffffffffULL) << 5;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xffff) << 4;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xff) << 3;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0xf) << 2;
+	us >>= shift;
+	r |= shift;
+	shift = (us > 0x3) << 1;
+	us >>= shift;
+	r |= shift;
+	r |= us >> 1;
+	return r < WPROF_HIST_SLOTS ? r : WPROF_HIST_SLOTS - 1;
+}
+
+/*
+ * Where an off-CPU interval from @from to @end, in @state, splits into the
+ * time blocked and the wait for a CPU after it: at its wakeup @wake (0:
+ * unknown) if that is within it; a runqueue interval is all wait, one
+ * without a known wakeup all blocked.
+ */
+WPROF_INLINE __u64 wprof_interval_split(__u64 from, __u64 end, __u64 wake, __u32 state)
+{
+	if (state == WPROF_OFF_RUNQ)
+		return from;
+	if (wake && wake >= from && wake <= end)
+		return wake;
+	return end;
+}
+
+/*
  * Per-thread bookkeeping, kept until the end of the recording. Ordered for
  * the cache: what every switch of the thread reads or writes is in its first
  * 224 bytes (and one word of hist), the rest after. A map's values are not

@@ -120,15 +120,8 @@ static struct proc_hist *hist_get(struct profile *p, __u32 pid)
 static void hist_add(struct profile *p, __u32 pid, __u64 ns)
 {
 	struct proc_hist *h = hist_get(p, pid);
-	__u64 us = ns / 1000;
-	int slot = 0;
-
-	while (us > 1 && slot < WPROF_HIST_SLOTS - 1) {
-		us >>= 1;
-		slot++;
-	}
 	if (h)
-		h->slots[slot]++;
+		h->slots[wprof_hist_slot(ns / 1000)]++;
 }
 
 /*
@@ -142,14 +135,11 @@ static bool open_interval(const struct wprof_thread *th, const struct session *s
 			  __u64 *runq)
 {
 	__u64 start = session__window_start_ns(s), end = session__window_end_ns(s);
-	__u64 from = th->off_since_ns, wake = th->wake_ns, split = end;
+	__u64 from = th->off_since_ns, split;
 
 	if (th->exit_ns || !from || end <= from || th->off_state > WPROF_OFF_RUNQ)
 		return false;
-	if (th->off_state == WPROF_OFF_RUNQ)
-		split = from;
-	else if (wake && wake >= from && wake <= end)
-		split = wake;
+	split = wprof_interval_split(from, end, th->wake_ns, th->off_state);
 	from = from < start ? start : from;
 	split = split < start ? start : split;
 	*blocked = split - from;

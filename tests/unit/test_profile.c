@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* profile__compact(): the rows of ended processes let go, the summary's figures kept. */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "../../src/hmap.h"
@@ -174,8 +175,44 @@ static void test_reused_tids(void)
 	profile__free(&p);
 }
 
+/* The shared arithmetic of include/wprof.h against its definition. */
+static void test_shared_math(void)
+{
+	static const __u64 us[] = { 0, 1, 2, 3, 4, 7, 8, 1023, 1024, 1025, 65535, 65536,
+				    0xffffffffULL, 0x100000000ULL, ~0ULL };
+	bool same = true;
+
+	for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+		__u32 want = 0;
+
+		for (__u64 v = us[i]; v > 1 && want < WPROF_HIST_SLOTS - 1; v >>= 1)
+			want++;
+		same &= wprof_hist_slot(us[i]) == want;
+		/* every power of two and its neighbours, to 2^40 */
+		for (int k = 0; k < 40; k++) {
+			__u64 v = 1ULL << k;
+			__u32 w = k < WPROF_HIST_SLOTS ? k : WPROF_HIST_SLOTS - 1;
+
+			same &= wprof_hist_slot(v) == w && wprof_hist_slot(v * 2 - 1) ==
+				(k + 1 < WPROF_HIST_SLOTS ? (__u32)k : WPROF_HIST_SLOTS - 1);
+		}
+	}
+	CHECK(same, "log2 buckets: floor(log2(us)), 0 for 0 and 1, the last at most");
+	CHECK_EQ_U64(wprof_interval_split(100, 200, 150, WPROF_OFF_SLEEP), 150,
+		     "a blocked interval splits at its wakeup");
+	CHECK_EQ_U64(wprof_interval_split(100, 200, 0, WPROF_OFF_DISK), 200,
+		     "no wakeup known: all blocked");
+	CHECK_EQ_U64(wprof_interval_split(100, 200, 250, WPROF_OFF_SLEEP), 200,
+		     "a wakeup after the end: all blocked");
+	CHECK_EQ_U64(wprof_interval_split(100, 200, 50, WPROF_OFF_SLEEP), 200,
+		     "a wakeup before the start: all blocked");
+	CHECK_EQ_U64(wprof_interval_split(100, 200, 150, WPROF_OFF_RUNQ), 100,
+		     "a runqueue interval: all wait");
+}
+
 int main(void)
 {
+	test_shared_math();
 	test_compact();
 	test_reused_tids();
 	return unit_done();
