@@ -29,13 +29,13 @@ wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 wait_line "$TMP/sleepburn.log" '^ready [0-9]+$' 10 || fatal "sleepburn did not start"
 
 # summary_comms NAME: the comms of the per-thread summary lines on stderr (the 5
-# busiest of a process; with --stats, 10).
+# busiest of a process, idle ones left out; with --stats, 10, idle ones too).
 summary_comms()
 {
 	sed -n 's/^wprof:   tid [0-9]* (\(.*\)): wall .*/\1/p' "$TMP/$1.err" | sort | tr '\n' ' '
 }
 
-run_wprof tn record -p "$mpid,$spid" -d 1 -f json -o "$TMP/tn.json" --thread-name 'pipe*'
+run_wprof tn record --stats -p "$mpid,$spid" -d 1 -f json -o "$TMP/tn.json" --thread-name 'pipe*'
 check_wprof_ok tn
 check_json "$TMP/tn.json"
 got=$(json_eval "$TMP/tn.json" 'sorted(t["comm"] for t in threads())' | tr '\n' ' ')

@@ -36,8 +36,9 @@
 # prints every figure. Also, by schedstat: >= 4 threads of node ran >= 300
 # times in the window (the pool), python's thread >= 300 times, >= 1 Go
 # thread >= 100 times (sysmon), the first starved thread >= 20 times,
-# waiting for a CPU >= 50% of the window, the second >= 40 ms, so the
-# workloads did what they are for.
+# waiting for a CPU >= 50% of the window, the second >= 40 ms (in one of 3
+# tries: on a busy machine it may be run at once), so the workloads did
+# what they are for.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/lib_real.sh
@@ -157,17 +158,26 @@ check_ge "the starved thread that naps waited for a CPU >= 50% of the window, by
 check "schedcmp.py: the starved thread that naps within its bounds" test "$rc" -eq 0
 kill "$st" 2>/dev/null
 
-start_starved rt rt
-rt=$st
-start_starved signalled signal
-# the real-time thread first: it holds the CPU as the other is queued
-(wait_line "$TMP/signalled.err" '^wprof: recording' 20 && sleep 0.2 && kill -USR1 "$rt" &&
-	sleep 0.01 && kill -USR1 "$st") &
-LIB_PIDS+=("$!")
-rs_schedcmp signalled "$st" --label "$st=signalled" --need "$st:1:1"
-rc=$?
-rq=$(rs_row_field signalled "$st" 7)
-check_ge "the starved thread woken by a signal waited for a CPU >= 40 ms, by schedstat (us)" \
+# the real-time thread first: it holds the CPU as the other is queued. On a
+# machine busy with other work the wait may not come (the scheduler runs the
+# woken thread at once elsewhere in the queue): up to 3 tries, each
+# checked against schedstat, until one has it
+for try in 1 2 3; do
+	start_starved "rt$try" rt
+	rt=$st
+	start_starved "signalled$try" signal
+	(wait_line "$TMP/signalled$try.err" '^wprof: recording' 20 && sleep 0.2 &&
+		kill -USR1 "$rt" && sleep 0.01 && kill -USR1 "$st") &
+	LIB_PIDS+=("$!")
+	rs_schedcmp "signalled$try" "$st" --label "$st=signalled" --need "$st:1:1"
+	rc=$?
+	check "schedcmp.py: the starved thread woken by a signal within its bounds (try $try)" \
+		test "$rc" -eq 0
+	rq=$(rs_row_field "signalled$try" "$st" 7)
+	kill "$rt" "$st" 2>/dev/null
+	[ "${rq:-0}" -ge 40000 ] && break
+	log "try $try: the thread woken by a signal waited ${rq:-0} us for a CPU, by schedstat"
+done
+check_ge "the starved thread woken by a signal waited for a CPU >= 40 ms in one of 3 tries, by schedstat (us)" \
 	"${rq:-0}" 40000
-check "schedcmp.py: the starved thread woken by a signal within its bounds" test "$rc" -eq 0
 finish

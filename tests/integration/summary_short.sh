@@ -7,7 +7,8 @@
 # Truth is each thread's schedstat (run + runqueue wait), read by this test
 # just before and just after the recording. Checks: the summary after the
 # start line is at most 12 lines; the 5 threads it lists are the 5 busiest
-# by schedstat; its count of threads idle the whole window is the number
+# by schedstat, the busiest first (a tie within 40 ms either way: the two
+# may differ by 1% of the window); its count of threads idle the whole window is the number
 # whose run time did not move; with --stats (10 threads, and how the
 # recording went) it has the events line.
 # shellcheck source=tests/lib.sh
@@ -34,17 +35,27 @@ busy_ns >"$TMP/before"
 run_wprof rec record -p "$pid" -d 2 -o "$TMP/out.folded"
 busy_ns >"$TMP/after"
 check_wprof_ok rec
-join "$TMP/before" "$TMP/after" | awk '{ print $1, $4 - $2, $5 - $3 }' | sort -k2,2nr >"$TMP/truth"
+join <(sort "$TMP/before") <(sort "$TMP/after") | awk '{ printf "%s %.0f %.0f\n", $1, $4 - $2, $5 - $3 }' | sort -k2,2nr >"$TMP/truth"
 sed 's/^/#   truth: /' "$TMP/truth" | head -8
 
 lines=$(grep -vc '^wprof: recording with ' "$TMP/rec.err")
 check "summary of a 101-thread process: $lines lines (want <= 12)" test "$lines" -le 12
-listed=$(sed -n 's/^wprof:   tid \([0-9]*\) .*/\1/p' "$TMP/rec.err" | sort | tr '\n' ' ')
-top=$(head -5 "$TMP/truth" | awk '{ print $1 }' | sort | tr '\n' ' ')
-check "the 5 threads listed ($listed) are the 5 busiest by schedstat ($top)" test "$listed" = "$top"
-first=$(sed -n 's/^wprof:   tid \([0-9]*\) .*/\1/p' "$TMP/rec.err" | head -1)
-check "the busiest first ($first; schedstat: $(head -1 "$TMP/truth" | cut -d' ' -f1))" \
-	test "$first" = "$(head -1 "$TMP/truth" | cut -d' ' -f1)"
+# busy times equal within what wprof and schedstat may differ by (1% of the
+# window each way: 40 ms) are a tie: either order is right
+listed=$(sed -n 's/^wprof:   tid \([0-9]*\) .*/\1/p' "$TMP/rec.err" | tr '\n' ' ')
+fifth=$(sed -n 5p "$TMP/truth" | cut -d' ' -f2)
+most=$(head -1 "$TMP/truth" | cut -d' ' -f2)
+bad=
+for t in $listed; do
+	ns=$(awk -v t="$t" '$1 == t { print $2 }' "$TMP/truth")
+	[ -n "$ns" ] && [ "$ns" -ge "$((fifth - 40000000))" ] || bad="$bad $t"
+done
+check "5 threads listed ($listed), each among the 5 busiest by schedstat (+/- 40 ms; not: ${bad:-none})" \
+	test "$(wc -w <<<"$listed")" -eq 5 -a -z "$bad"
+first=${listed%% *}
+first_ns=$(awk -v t="$first" '$1 == t { print $2 }' "$TMP/truth")
+check "the busiest first (tid $first, ${first_ns:-?} ns busy by schedstat; the most: $most ns, +/- 40 ms)" \
+	test "${first_ns:-0}" -ge "$((most - 40000000))"
 idle=$(awk '$3 == 0' "$TMP/truth" | wc -l)
 said=$(sed -n 's/^wprof: pid [0-9]* .*; \([0-9]*\) idle the whole window$/\1/p' "$TMP/rec.err")
 check "idle the whole window: $said (schedstat: $idle threads did not run; the main thread too)" \
