@@ -256,6 +256,22 @@ static void keep_cmdline(struct rec_proc *p)
 }
 
 /*
+ * Before the unwinder lets the maps of ended processes go (of @pid only,
+ * unless 0): their copies still queued by the held stacks' reader are taken
+ * and walked with them first. A copy taken while the main thread built a
+ * big file's tables can be queued after the maps it needs were installed,
+ * and the process gone by the time the main thread looks again: 40% of a
+ * compile's stacks were lost so on a busy machine.
+ */
+static void walk_held_before_gone(struct recorder *r, __u32 pid)
+{
+	if (!r->session)
+		return;
+	session__take_held(r->session);
+	held__walk(session__held(r->session), r->unw, pid, now_ns(), false);
+}
+
+/*
  * Snapshot @pid's mappings (and command line) for the unwinder and the
  * symbolizer. @again: a named target's read at every tick, which catches
  * dlopen(); skipped while its code is unchanged (codewatch.h). A snapshot
@@ -297,8 +313,10 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 	err = procmaps__read_proc(pid, &start, &maps);
 	read_ns = now_ns();
 	if (err) {
-		if (err == -ESRCH && r->unw)
+		if (err == -ESRCH && r->unw) {
+			walk_held_before_gone(r, pid);
 			unwtab__gone(r->unw, pid);
+		}
 		return;
 	}
 	/*
@@ -589,6 +607,7 @@ static const char *record_loop(struct recorder *r)
 			}
 			proclive__collect(r->live);
 			if (r->unw) {
+				walk_held_before_gone(r, 0);
 				unwtab__prune(r->unw, r->live);
 				/* the drain's switch of maps waited for every program running */
 				if (pct >= 0)

@@ -530,6 +530,11 @@ int session__held_fd(const struct session *s)
 	return heldring__ready_fd(s->heldring);
 }
 
+void session__take_held(struct session *s)
+{
+	heldring__take(s->heldring, on_held, on_held_maps, s);
+}
+
 int session__consume_events(struct session *s)
 {
 	int n;

@@ -42,6 +42,8 @@ int session__event_fd(const struct session *s); /* readable when events wait */
 /* Readable when held stacks or their maps wait (-1: none are held). */
 int session__held_fd(const struct session *s);
 int session__consume_events(struct session *s);
+/* The held stacks and maps the reader queued (heldring.h), taken now: no events. */
+void session__take_held(struct session *s);
 /* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */
 void session__gate_until_exec(struct session *s, __u32 tgid);
 int session__start(struct session *s);
