@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"      --tag-leaf           the tag (on-cpu, off-cpu:STATE) as the last frame\n"
 		"  -q, --quiet              no summary on stderr\n"
 		"      --stats              also how the recording went: events, stack walks,\n"
-		"                           unwind tables, the maps' drains\n"
+		"                           unwind tables, the maps' drains, switches by kind\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"What is chosen while recording (-d, -F, --wakers, --min-block, --inline,\n"
@@ -233,8 +233,11 @@ int cmd_report(int argc, char **argv)
 	err = outputs__open(&outs, o.outputs, o.nr_outputs);
 	if (!err)
 		err = outputs__write(&outs, &rec);
-	if (!o.quiet)
+	if (!o.quiet) {
 		report__summary(&rec, stderr, o.stats);
+		if (o.stats)
+			report__switch_kinds(&rec, stderr); /* from the counters it saved */
+	}
 out:
 	outputs__abort(&outs);
 	recording__free(&rec);

@@ -15,7 +15,6 @@
 #include "util.h"
 #include "zsects.h"
 
-/* The stderr summary shows the top of the table; --format threads has it all. */
 /* The processes, and threads of each, the summary names; --stats: more */
 #define SUMMARY_PROCS 3
 #define SUMMARY_THREADS 5
@@ -207,7 +206,7 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 		[WPROF_CUT_LOOP] = "stack loops",
 		[WPROF_CUT_DEPTH] = "deeper than 127 frames",
 		/* a held stack (src/held.h) */
-		[WPROF_CUT_COPY] = "went past the ~32 KiB of stack copied before the code was read",
+		[WPROF_CUT_COPY] = "went past the ~60 KiB of stack copied before the code was read",
 	};
 
 	fprintf(f, "wprof: user stacks: %llu frames from CFI, %llu by frame pointer (code "
@@ -238,11 +237,6 @@ static void print_unwind(FILE *f, const struct profile *p, const __u64 *st)
 			(unsigned long long)p->unw.files_inflate_refused, ZSECTS_RATIO,
 			ZSECTS_MAX_BYTES >> 20);
 	fputc('\n', f);
-	if (st[WPROF_STAT_HELD_CHECKED])
-		fprintf(f, "wprof: WPROF_HELD=check: %llu walks of a copy of the stack compared "
-			"with the kernel's walk, %llu differed\n",
-			(unsigned long long)st[WPROF_STAT_HELD_CHECKED],
-			(unsigned long long)st[WPROF_STAT_HELD_CHECK_DIFFERED]);
 	if (!st[WPROF_STAT_USTACK_CUT])
 		return;
 	fprintf(f, "wprof: %llu user stack walks stopped before the thread's first frame "
@@ -428,14 +422,16 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 			print_row(f, "", "pid", b->pid, name, threads[0]);
 			continue;
 		}
-		fprintf(f, "wprof: pid %u (%s): %zu threads, busy %.3f thread-seconds: on-CPU %.3f s",
-			b->pid, name, b->threads, b->ns / 1e9, b->on_ns / 1e9);
-		if (b->steal_ns >= 500000) /* shows as 0.001 s */
-			fprintf(f, ", steal %.3f s", b->steal_ns / 1e9);
-		fprintf(f, ", runqueue %.3f s, disk %.3f s; sleep %.3f s", b->runq_ns / 1e9,
+		fprintf(f, "wprof: pid %u (%s): %zu thread%s; in thread-seconds: busy %.3f (on-CPU "
+			"%.3f", b->pid, name, b->threads, b->threads == 1 ? "" : "s", b->ns / 1e9,
+			b->on_ns / 1e9);
+		if (b->steal_ns >= 500000) /* shows as 0.001 */
+			fprintf(f, ", steal %.3f", b->steal_ns / 1e9);
+		fprintf(f, ", runqueue %.3f, disk %.3f), sleep %.3f", b->runq_ns / 1e9,
 			b->disk_ns / 1e9, b->sleep_ns / 1e9);
 		if (b->asleep)
-			fprintf(f, "; %zu idle the whole window", b->asleep);
+			fprintf(f, "; %zu thread%s idle the whole window", b->asleep,
+				b->asleep == 1 ? "" : "s");
 		fputc('\n', f);
 		/* idle ones are counted above, listed only with --stats (as they were) */
 		shown = 0;
@@ -571,11 +567,6 @@ static void print_stats(const struct recording *r, FILE *f)
 
 	print_events(r, f);
 	print_walks(f, p, st);
-	if (st[WPROF_STAT_CHECKED])
-		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
-			"as their thread resumed; %llu differed\n",
-			(unsigned long long)st[WPROF_STAT_CHECKED],
-			(unsigned long long)st[WPROF_STAT_CHECK_DIFFERED]);
 	if (st[WPROF_STAT_RESUME_MISSED])
 		fprintf(f, "wprof: %llu times a thread's user stack could not be walked as it "
 			"resumed: the CPU resumed another thread, or the thread had left the "
@@ -595,9 +586,10 @@ static void print_stats(const struct recording *r, FILE *f)
 			(unsigned long long)st[WPROF_STAT_UNTRACED_IN],
 			(unsigned long long)st[WPROF_STAT_UNTRACED_OUT]);
 	print_unwind(f, p, st);
-	fprintf(f, "wprof: maps drained %llu times while recording: %llu entries of ended threads, "
-		"%llu stacks taken (%llu distinct kept); fullest map %d%%\n",
-		(unsigned long long)ds->drains, (unsigned long long)ds->threads,
+	fprintf(f, "wprof: maps drained %llu time%s while recording: %llu entries of ended "
+		"threads, %llu stacks taken (%llu distinct kept); fullest map %d%%\n",
+		(unsigned long long)ds->drains, ds->drains == 1 ? "" : "s",
+		(unsigned long long)ds->threads,
 		(unsigned long long)ds->stacks, (unsigned long long)ds->stacks_kept, ds->max_fill_pct);
 	if (ds->retired)
 		fprintf(f, "wprof: %llu ended threads made into lines while recording, and %llu "
@@ -611,12 +603,28 @@ static void print_stats(const struct recording *r, FILE *f)
 			PROFILE_TOP_PROCS);
 }
 
+/* The self-tests asked for (--check-deferred, WPROF_HELD=check): said whatever --stats. */
+static void print_self_tests(const __u64 *st, FILE *f)
+{
+	if (st[WPROF_STAT_CHECKED])
+		fprintf(f, "wprof: --check-deferred: %llu user stacks walked at switch-out and again "
+			"as their thread resumed; %llu differed\n",
+			(unsigned long long)st[WPROF_STAT_CHECKED],
+			(unsigned long long)st[WPROF_STAT_CHECK_DIFFERED]);
+	if (st[WPROF_STAT_HELD_CHECKED])
+		fprintf(f, "wprof: WPROF_HELD=check: %llu walks of a copy of the stack compared "
+			"with the kernel's walk, %llu differed\n",
+			(unsigned long long)st[WPROF_STAT_HELD_CHECKED],
+			(unsigned long long)st[WPROF_STAT_HELD_CHECK_DIFFERED]);
+}
+
 void report__summary(const struct recording *r, FILE *f, bool stats)
 {
 	print_window(r, f);
 	print_processes(r, f, stats);
 	if (stats)
 		print_stats(r, f);
+	print_self_tests(r->stats, f);
 	print_jit(f, &r->sym);
 	print_losses(r, f, stats);
 	if (r->notes)

@@ -57,7 +57,7 @@ first_ns=$(awk -v t="$first" '$1 == t { print $2 }' "$TMP/truth")
 check "the busiest first (tid $first, ${first_ns:-?} ns busy by schedstat; the most: $most ns, +/- 40 ms)" \
 	test "${first_ns:-0}" -ge "$((most - 40000000))"
 idle=$(awk '$3 == 0' "$TMP/truth" | wc -l)
-said=$(sed -n 's/^wprof: pid [0-9]* .*; \([0-9]*\) idle the whole window$/\1/p' "$TMP/rec.err")
+said=$(sed -n 's/^wprof: pid [0-9]* .*; \([0-9]*\) threads\{0,1\} idle the whole window$/\1/p' "$TMP/rec.err")
 check "idle the whole window: $said (schedstat: $idle threads did not run; the main thread too)" \
 	test "${said:-x}" -ge "$idle" -a "${said:-x}" -le "$((idle + 1))"
 
