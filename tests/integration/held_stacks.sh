@@ -15,7 +15,8 @@
 # weight is from _start under main;burn_outer (frame pointers only, about
 # 1-2% of it was not: the first ~0.2 ms of each run); the loader (before
 # main) has samples, and none is cut (its _start has no CFI: the entry
-# point with a zeroed frame pointer is the outermost frame); the JSON's
+# point with a zeroed frame pointer is the outermost frame), but in the lazy
+# binder, whose frame (CFA in rbx) wprof does not walk through; the JSON's
 # counters say stacks were walked from a copy (there were samples to hold).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -46,7 +47,14 @@ loader_lines()
 	grep -E '^on-cpu;startburn;(\[[^]]*\];)?ld-linux-x86-64[.]so[.]2[+]0x' "$F"
 }
 loader=$(loader_lines | awk '{ s += $NF } END { print s + 0 }')
-loader_cut=$(loader_lines | grep -E '^on-cpu;startburn;\[cut' | awk '{ s += $NF } END { print s + 0 }')
+# a sample in the lazy binder (_dl_runtime_resolve_*, its CFA in rbx: a rule
+# wprof does not follow, counted) is cut under it, whatever its start
+resolver=$(loader_lines | grep -E '^on-cpu;startburn;\[cut: unsupported unwind rule\];ld-linux' |
+	awk '{ s += $NF } END { print s + 0 }')
+loader_cut=$(loader_lines | grep -E '^on-cpu;startburn;\[cut' |
+	grep -vE '^on-cpu;startburn;\[cut: unsupported unwind rule\];ld-linux' |
+	awk '{ s += $NF } END { print s + 0 }')
+[ "$resolver" -eq 0 ] || log "startburn in the lazy binder, cut there: $resolver us"
 log "startburn in the loader: $loader us, $loader_cut us of it cut"
 check "the loader had samples ($loader us)" test "$loader" -gt 0
 check "none of the loader's samples cut ($loader_cut of $loader us)" test "$loader_cut" -eq 0
