@@ -542,19 +542,14 @@ void *procmaps__copy_vdso(int pid, const struct proc_map *m, size_t *len)
 int procmaps__interp_base(int pid, __u64 *base)
 {
 	char path[64];
-	__u64 auxv[2 * 64];
-	ssize_t n;
-	int fd;
+	__u64 auxv[2 * 64 + 1]; /* a word more: read_small_file() ends what it read with a NUL */
+	int n;
 
 	*base = 0;
 	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, auxv, sizeof(auxv));
-	close(fd);
+	n = read_small_file(path, (char *)auxv, sizeof(auxv));
 	if (n < 0)
-		return -errno;
+		return n;
 	for (size_t i = 0; i + 1 < (size_t)n / sizeof(auxv[0]) && auxv[i] != AT_NULL; i += 2)
 		if (auxv[i] == AT_BASE)
 			*base = auxv[i + 1];

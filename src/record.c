@@ -272,6 +272,31 @@ static void walk_held_before_gone(struct recorder *r, __u32 pid)
 }
 
 /*
+ * Keep @maps of @pid, started at @start, for the unwinder and the
+ * symbolizer (which takes them over), and walk the held stacks they were
+ * wanted for. 0, or the first error.
+ */
+static int keep_maps(struct recorder *r, __u32 pid, __u64 start, struct proc_maps *maps)
+{
+	int uerr = 0, err;
+
+	/*
+	 * A kernel thread or a zombie: no mappings, nothing to keep, no end to
+	 * learn; and a process's maps as last read are kept (its stacks held
+	 * before it exited are walked with them)
+	 */
+	if (maps->nr)
+		proclive__watch(r->live, pid, start);
+	if (r->unw && maps->nr) {
+		uerr = unwtab__add_maps(r->unw, pid, start, maps);
+		if (!uerr && r->session)
+			held__walk(session__held(r->session), r->unw, pid, now_ns(), false);
+	}
+	err = symbolizer__add_maps(r->sym, pid, start, maps->read_ns, maps);
+	return uerr ? uerr : err;
+}
+
+/*
  * Snapshot @pid's mappings (and command line) for the unwinder and the
  * symbolizer. @again: a named target's read at every tick, which catches
  * dlopen(); skipped while its code is unchanged (codewatch.h). A snapshot
@@ -282,8 +307,8 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 {
 	struct rec_proc *p = seen_pid(r, pid);
 	struct proc_maps maps = {};
-	__u64 start, read_ns;
-	int err, uerr = 0;
+	__u64 start;
+	int err;
 
 	if (!p) {
 		void *old;
@@ -311,7 +336,6 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 	if (r->unw && r->session)
 		held__walk(session__held(r->session), r->unw, pid, now_ns(), false);
 	err = procmaps__read_proc(pid, &start, &maps);
-	read_ns = now_ns();
 	if (err) {
 		if (err == -ESRCH && r->unw) {
 			walk_held_before_gone(r, pid);
@@ -319,18 +343,9 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 		}
 		return;
 	}
-	/*
-	 * A kernel thread or a zombie: no mappings, nothing to keep, no end to
-	 * learn; and a process's maps as last read are kept (its stacks held
-	 * before it exited are walked with them)
-	 */
-	if (maps.nr)
-		proclive__watch(r->live, pid, start);
-	if (r->unw && maps.nr)
-		uerr = unwtab__add_maps(r->unw, pid, start, &maps);
-	err = symbolizer__add_maps(r->sym, pid, start, read_ns, &maps);
+	err = keep_maps(r, pid, start, &maps);
 	/* a snapshot that failed in part is made again at the next tick */
-	codewatch__keep(r->code, pid, start, !err && !uerr);
+	codewatch__keep(r->code, pid, start, !err);
 }
 
 /* Every process's mappings, so that exiting ones stay nameable: how many were new. */
@@ -509,14 +524,11 @@ static int on_new_process(const struct wprof_event *e, void *ctx)
 static void on_held_maps(void *ctx, __u32 pid, __u64 start, struct proc_maps *maps)
 {
 	struct recorder *r = ctx;
-	struct held *h = session__held(r->session);
 
 	if (r->unw && maps->nr && maps->read_ns > unwtab__read_ns(r->unw, pid)) {
-		held__walk(h, r->unw, pid, now_ns(), false);
-		proclive__watch(r->live, pid, start);
-		if (!unwtab__add_maps(r->unw, pid, start, maps))
-			held__walk(h, r->unw, pid, now_ns(), false);
-		symbolizer__add_maps(r->sym, pid, start, maps->read_ns, maps);
+		/* copies taken with the maps about to be replaced: walked with those */
+		held__walk(session__held(r->session), r->unw, pid, now_ns(), false);
+		keep_maps(r, pid, start, maps);
 	}
 	procmaps__free(maps);
 }
