@@ -40,6 +40,8 @@ const volatile __u64 max_block_ns __weak = ~0ULL;
  * probability length / walk_tau_ns (see struct wprof_val); 0: every one.
  */
 const volatile __u64 walk_tau_ns __weak = 0;
+/* Off-CPU intervals this long or longer are sent whole (struct wprof_long_block); 0: none. */
+const volatile __u64 long_block_ns __weak = 0;
 /*
  * sched_exit_tp is attached (tp_btf, 6.16+) and the window-end iterator
  * loads: user stacks that hold still can be walked as their thread resumes.
@@ -227,6 +229,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 512 * 1024);
 } events SEC(".maps") __weak;
+
+/* long off-CPU intervals (struct wprof_long_block); sized by user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} blocks SEC(".maps") __weak;
 
 /* Unwind rows of every file the targets map; user space writes them through mmap(). */
 struct {

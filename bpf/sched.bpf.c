@@ -57,7 +57,8 @@ static __always_inline __u64 walk_weight(__u64 d)
 {
 	__u64 tau = walk_tau_ns;
 
-	if (!tau || d >= tau) {
+	/* a long block is sent with its stacks (send_long_block()): always walked */
+	if (!tau || d >= tau || (long_block_ns && d >= long_block_ns)) {
 		stat_add(WPROF_STAT_IV_EXACT, 1);
 		return WPROF_WEIGHT_ONE;
 	}
@@ -315,6 +316,7 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		else if (task && kernel_stacks)
 			iv.kstack_id = task_kernel_stack(task, SCRATCH_SWITCH);
 	}
+	iv.start = start;
 	iv.state = state;
 	iv.ns[0] = ns;
 	iv.ns[1] = runq;

@@ -686,16 +686,55 @@ static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u6
 	}
 }
 
+/* Send a walked interval of long_block_ns or more whole, with its stacks (counted). */
+static __always_inline void send_long_block(struct wprof_thread *th,
+					    const struct wprof_interval *iv, __u64 ustack)
+{
+	struct wprof_long_block *lb;
+
+	if (!long_block_ns || iv->ns[0] + iv->ns[1] < long_block_ns)
+		return;
+	lb = bpf_ringbuf_reserve(&blocks, sizeof(*lb), 0);
+	if (!lb) {
+		stat_add(WPROF_STAT_LONG_LOST, 1);
+		return;
+	}
+	lb->pid = th->pid;
+	lb->tid = th->tid;
+	lb->start_id = th->start_id;
+	lb->state = iv->state;
+	lb->start = iv->start;
+	lb->ns[0] = iv->ns[0];
+	lb->ns[1] = iv->ns[1];
+	lb->ustack_id = ustack;
+	lb->kstack_id = iv->kstack_id;
+	lb->pad = 0;
+	if (record_wakers) {
+		lb->waker_ustack_id = th->waker_ustack_id;
+		lb->waker_kstack_id = th->waker_kstack_id;
+		lb->waker_pid = th->waker_pid;
+		__builtin_memcpy(lb->waker_comm, th->waker_comm, sizeof(lb->waker_comm));
+	} else {
+		lb->waker_ustack_id = 0;
+		lb->waker_kstack_id = 0;
+		lb->waker_pid = 0;
+		__builtin_memset(lb->waker_comm, 0, sizeof(lb->waker_comm));
+	}
+	bpf_ringbuf_submit(lb, 0);
+	stat_add(WPROF_STAT_LONG_BLOCKS, 1);
+}
+
 /*
  * Add a walked interval's parts to its stacks: blocked (in its state) and
- * waiting for a CPU. A global function: the verifier checks it once, not at
- * every one of its calls.
+ * waiting for a CPU; a long one is sent whole too. A global function: the
+ * verifier checks it once, not at every one of its calls.
  */
 __weak __noinline int add_interval(struct wprof_thread *th, const struct wprof_interval *iv,
 				   __u64 ustack)
 {
 	if (!th || !iv)
 		return 0;
+	send_long_block(th, iv, ustack);
 	add_part(th, ustack, iv->kstack_id, iv->state, iv->ns[0], iv->weight, true);
 	add_part(th, ustack, iv->kstack_id, WPROF_OFF_RUNQ, iv->ns[1], iv->weight, false);
 	return 0;

@@ -244,6 +244,26 @@ struct wprof_interval {
 	__u32 pad;
 };
 
+/*
+ * An off-CPU interval at least long_block_ns long, sent whole to user space
+ * as its stacks are added (the `blocks` ring buffer): the timeline's "when".
+ */
+struct wprof_long_block {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 start_id;  /* see struct wprof_key */
+	__u32 state;     /* of its blocked part (enum wprof_state) */
+	__u64 start;     /* when it began (bpf_ktime_get_ns()) */
+	__u64 ns[2];     /* its blocked part, its wait for a CPU */
+	__u64 ustack_id;
+	__u64 kstack_id;
+	/* --wakers: who woke it (0: not known) */
+	__u64 waker_ustack_id, waker_kstack_id;
+	__u32 waker_pid;
+	__u32 pad;
+	char waker_comm[WPROF_COMM_LEN];
+};
+
 /* Log2 histogram of block durations: bucket k holds [2^k, 2^(k+1)) us. */
 #define WPROF_HIST_SLOTS 32
 
@@ -470,6 +490,10 @@ enum wprof_stat {
 	/* WPROF_HELD=check (user space): walks of a copy compared with the kernel's, */
 	WPROF_STAT_HELD_CHECKED,
 	WPROF_STAT_HELD_CHECK_DIFFERED, /* ... that differed */
+	WPROF_STAT_LONG_BLOCKS,    /* long blocks (struct wprof_long_block) sent */
+	WPROF_STAT_LONG_LOST,      /* ... not sent: no room in their ring buffer */
+	/* filled by user space: long blocks let go for longer ones (LONG_BLOCKS_MAX) */
+	WPROF_STAT_LONG_DROPPED,
 	WPROF_STAT_CNT,
 };
 

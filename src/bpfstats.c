@@ -13,6 +13,7 @@
 
 #include "held.h"
 #include "heldring.h"
+#include "longblocks.h"
 #include "session.h"
 #include "session_priv.h"
 #include "util.h"
@@ -70,6 +71,7 @@ void session__stats(struct session *s, __u64 stats[WPROF_STAT_CNT])
 	stats[WPROF_STAT_HELD_DROPPED] = h.dropped + heldring__dropped(s->heldring);
 	stats[WPROF_STAT_HELD_CHECKED] = h.checked;
 	stats[WPROF_STAT_HELD_CHECK_DIFFERED] = h.check_differed;
+	stats[WPROF_STAT_LONG_DROPPED] = longblocks__dropped(s->blocks);
 	stats[WPROF_STAT_CUT_BASE + WPROF_CUT_NO_TABLE] += h.unwalked;
 	for (int c = 1; c < WPROF_CUT_CNT; c++) {
 		stats[WPROF_STAT_CUT_BASE + c] += h.cut[c];

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "longblocks.h"
 #include "util.h"
 
 #define DEFAULT_FREQ_HZ 99
@@ -17,6 +18,8 @@
  * sampler of off-CPU time at 1 kHz, while every longer block is exact.
  */
 #define DEFAULT_EXACT_ABOVE_NS (1000 * 1000ULL)
+/* Off-CPU intervals this long are kept one by one, with their instant (--long-block). */
+#define DEFAULT_LONG_BLOCK_NS (100 * 1000 * 1000ULL)
 /* cpu-clock is an hrtimer; beyond this the sampler itself dominates. */
 #define MAX_FREQ_HZ 100000
 
@@ -37,6 +40,7 @@ enum {
 	OPT_INLINE,
 	OPT_EXACT_ABOVE,
 	OPT_CHECK_DEFERRED,
+	OPT_LONG_BLOCK,
 };
 
 static const struct option record_options[] = {
@@ -53,6 +57,7 @@ static const struct option record_options[] = {
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "exact-above", required_argument, NULL, OPT_EXACT_ABOVE },
+	{ "long-block", required_argument, NULL, OPT_LONG_BLOCK },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
 	{ "check-deferred", no_argument, NULL, OPT_CHECK_DEFERRED },
@@ -108,6 +113,9 @@ void cli_usage(FILE *f)
 		"                           this long; a shorter one with probability\n"
 		"                           length/TIME, then weighing TIME (default 1ms;\n"
 		"                           0 walks every interval)\n"
+		"      --long-block TIME    keep every off-CPU interval at least this long one\n"
+		"                           by one, with its instant and stacks (default\n"
+		"                           100ms; the longest %d; 0: none)\n"
 		"      --check-deferred     also walk at switch-out each user stack left to\n"
 		"                           its thread's resume, and count differences\n"
 		"                           (a self-test; costs what deferring saves)\n"
@@ -138,7 +146,7 @@ void cli_usage(FILE *f)
 		"\n"
 		"Example: wprof record -p 4242 -d 30 -o wall.svg -o wall.wprof\n"
 		"         wprof report wall.wprof -f threads --comm 'postgres*'\n",
-		DEFAULT_FREQ_HZ);
+		DEFAULT_FREQ_HZ, LONG_BLOCKS_MAX);
 }
 
 static int bad(const char *what, const char *arg, const char *want)
@@ -333,6 +341,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	opts->freq_hz = DEFAULT_FREQ_HZ;
 	opts->max_block_ns = ~0ULL;
 	opts->exact_above_ns = DEFAULT_EXACT_ABOVE_NS;
+	opts->long_block_ns = DEFAULT_LONG_BLOCK_NS;
 	opts->user_stacks = true;
 	opts->kernel_stacks = true;
 	opterr = 0;
@@ -403,6 +412,12 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			    opts->exact_above_ns > 10 * NSEC_PER_SEC)
 				return bad("--exact-above", optarg,
 					   "expected a time from 0 to 10s, such as 0, 250us or 1ms");
+			break;
+		case OPT_LONG_BLOCK:
+			if (parse_time_ns(optarg, &opts->long_block_ns) ||
+			    (opts->long_block_ns && opts->long_block_ns < NSEC_PER_MSEC))
+				return bad("--long-block", optarg,
+					   "expected 0 or a time of 1ms or more, such as 100ms or 1s");
 			break;
 		case OPT_NO_IDLE:
 			opts->no_idle_threads = true;

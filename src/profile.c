@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "longblocks.h"
 #include "profile.h"
 #include "safestr.h"
 #include "stackcap.h"
@@ -586,6 +587,40 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 }
 
 /*
+ * A long block still going at the window's end, with the stacks of @k: one
+ * that began in the window (a thread blocked all along is idle, said so).
+ */
+static int add_open_block(struct builder *b, const struct wprof_thread *th,
+			  const struct wprof_key *k, __u64 blocked, __u64 runq)
+{
+	struct wprof_long_block lb = {
+		.pid = th->pid, .tid = th->tid, .start_id = th->start_id, .state = th->off_state,
+		.start = th->off_since_ns, .ns = { blocked, runq },
+		.ustack_id = k->ustack_id, .kstack_id = k->kstack_id,
+	};
+	struct longblocks *all = session__long_blocks(b->s);
+
+	if (!b->o->long_block_ns || blocked + runq < b->o->long_block_ns ||
+	    th->off_since_ns <= session__window_start_ns(b->s))
+		return 0;
+	return longblocks__add(all, &lb, true);
+}
+
+/* A long block walked but for its user stack, which recording stopped before. */
+static int add_pending_block(struct builder *b, const struct wprof_thread *th)
+{
+	struct wprof_long_block lb = {
+		.pid = th->pid, .tid = th->tid, .start_id = th->start_id, .state = th->pend.state,
+		.start = th->pend.start, .ns = { th->pend.ns[0], th->pend.ns[1] },
+		.kstack_id = th->pend.kstack_id,
+	};
+
+	if (!b->o->long_block_ns || long_block__ns(&lb) < b->o->long_block_ns)
+		return 0;
+	return longblocks__add(session__long_blocks(b->s), &lb, false);
+}
+
+/*
  * The intervals still open at the window's end, with the stacks walked for
  * them then (bpf/snapshot.bpf.c) if the thread did not run meanwhile; and
  * walked intervals whose user stack was left to a syscall exit that did not
@@ -611,6 +646,7 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 		b->p->pending_lost++;
 		k.ustack_id = 0;
 		k.kstack_id = th->pend.kstack_id;
+		err = add_pending_block(b, th);
 		for (int i = 0; i < 2 && !err; i++) {
 			k.state = i ? WPROF_OFF_RUNQ : th->pend.state;
 			v.max_ns = th->pend.ns[i];
@@ -629,7 +665,8 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 		   (WPROF_WALK_USER | WPROF_WALK_KERNEL)) {
 		b->p->open_unwalked++;
 	}
-	if (blocked && in_block_range(b->o, blocked)) {
+	err = add_open_block(b, th, &k, blocked, runq);
+	if (!err && blocked && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
 		err = add_line(b, &k, NULL, 1, blocked, blocked);
 	}
@@ -942,8 +979,95 @@ static void finish_threads(struct builder *b)
 			finish_thread(p, b->o, &p->threads[i]);
 }
 
+/* The names b->names[from..b->nr), sanitized and joined by ';', into a new string. */
+static char *join_names(struct builder *b, size_t from)
+{
+	char clean[SAFESTR_SIZE(NAME_LEN)];
+	size_t len = 0, n;
+	char *out = NULL, *grown;
+
+	for (size_t i = from; i < b->nr; i++) {
+		folded__sanitize(clean, sizeof(clean), b->names[i]);
+		n = strlen(clean);
+		grown = realloc(out, len + n + 2);
+		if (!grown) {
+			free(out);
+			return NULL;
+		}
+		out = grown;
+		if (len)
+			out[len++] = ';';
+		memcpy(out + len, clean, n + 1);
+		len += n;
+	}
+	return out;
+}
+
+/*
+ * A long block's frames, as its line has them (no tag, no name), and its
+ * waker's. Not counted in the frame counters: its line's frames are.
+ */
+static int resolve_block(struct builder *b, struct long_block *lb)
+{
+	const struct wprof_long_block *k = &lb->b;
+	__u64 total = b->p->frames_total, unnamed = b->p->frames_unnamed;
+	__u64 missing = b->p->stacks_missing;
+	char comm[WPROF_COMM_LEN + 1];
+
+	b->nr = 0;
+	add_stack(b, k->pid, k->ustack_id, false, false);
+	add_stack(b, k->pid, k->kstack_id, true, false);
+	if (!b->nr)
+		put_name(b, "[no stack]");
+	lb->stack = join_names(b, 0);
+	if (lb->stack && (k->waker_ustack_id || k->waker_kstack_id)) {
+		b->nr = 0;
+		add_stack(b, 0, k->waker_kstack_id, true, true);
+		add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
+		memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
+		comm[WPROF_COMM_LEN] = '\0';
+		put_name(b, comm);
+		lb->waker = join_names(b, 0);
+	}
+	b->p->frames_total = total;
+	b->p->frames_unnamed = unnamed;
+	b->p->stacks_missing = missing;
+	lb->resolved = true;
+	return lb->stack ? 0 : -ENOMEM;
+}
+
+/*
+ * Name the long blocks of the threads whose lines are being made (all of
+ * them: @all), while their processes' files are still known; leave out
+ * those of threads not selected.
+ */
+static int resolve_blocks(struct builder *b, bool all)
+{
+	struct longblocks *lbs = session__long_blocks(b->s);
+	int err = 0;
+
+	session__consume_blocks(b->s);
+	for (size_t i = longblocks__nr(lbs); i-- > 0 && !err;) {
+		struct long_block *lb = longblocks__at(lbs, i);
+		const struct thread_acct *t = find_thread(b->p, lb->b.tid, lb->b.start_id);
+
+		if (lb->resolved || (!all && (!t || t->retired)))
+			continue;
+		if (t && !t->selected) {
+			longblocks__remove(lbs, i);
+			continue;
+		}
+		if (t)
+			memcpy(lb->comm, t->comm, sizeof(lb->comm));
+		else
+			snprintf(lb->comm, sizeof(lb->comm), "tid-%u", lb->b.tid);
+		err = resolve_block(b, lb);
+	}
+	return err;
+}
+
 /* Weigh and symbolize the lines added, then the threads that ran unsampled; retire them all. */
-static int emit_all(struct builder *b)
+static int emit_all(struct builder *b, bool all)
 {
 	struct profile *p = b->p;
 	int err = add_unwalked(b);
@@ -954,6 +1078,8 @@ static int emit_all(struct builder *b)
 		err = weigh_lines(b);
 	for (size_t i = 0; i < b->nr_lines && !err; i++)
 		err = emit_line(b, &b->lines[i]);
+	if (!err)
+		err = resolve_blocks(b, all);
 	for (size_t i = 0; i < p->nr_threads && !err; i++) {
 		struct thread_acct *t = &p->threads[i];
 
@@ -1006,7 +1132,7 @@ int profile__retire(struct profile *p, struct session *s, struct symbolizer *sym
 	if (ret > 0 && !b.finished)
 		finish_threads(&b); /* threads without a key */
 	if (ret > 0 && p->nr_threads > before)
-		err = emit_all(&b);
+		err = emit_all(&b, false);
 	/*
 	 * On failure the threads handed over are gone from the session: their
 	 * rows stay, retired, so that the end neither makes them again nor adds
@@ -1041,7 +1167,7 @@ int profile__build(struct profile *p, struct session *s, struct symbolizer *sym,
 	if (!err)
 		err = session__for_each_thread(s, add_open, &b);
 	if (!err)
-		err = emit_all(&b);
+		err = emit_all(&b, true);
 out:
 	builder_free(&b);
 	return err;

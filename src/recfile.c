@@ -35,13 +35,14 @@ enum rec_section {
 	RS_NOTES,
 	RS_PROCS,
 	RS_ORIGINS,
+	RS_BLOCKS,
 	RS_CNT,
 };
 
 static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
-	"notes", "processes", "frame origins",
+	"notes", "processes", "frame origins", "long blocks",
 };
 
 /* RS_INFO flags */
@@ -190,6 +191,35 @@ static int put_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 	return b->oom ? -ENOMEM : 0;
 }
 
+/* RS_BLOCKS flags */
+enum {
+	BF_OPEN = 1 << 0,
+};
+
+static void put_blocks(struct bytebuf *b, const struct recording *r)
+{
+	size_t s = begin_section(b, RS_BLOCKS);
+
+	put_u64(b, r->long_block_ns);
+	put_u32(b, r->nr_blocks);
+	for (size_t i = 0; i < r->nr_blocks; i++) {
+		const struct rec_block *k = &r->blocks[i];
+
+		put_u32(b, k->pid);
+		put_u32(b, k->tid);
+		put_u32(b, k->state);
+		put_u32(b, k->open ? BF_OPEN : 0);
+		put_str(b, k->comm);
+		put_u64(b, k->start_ns);
+		put_u64(b, k->offset_ns);
+		put_u64(b, k->blocked_ns);
+		put_u64(b, k->runq_ns);
+		put_str(b, k->stack);
+		put_str(b, k->waker ? k->waker : "");
+	}
+	end_section(b, s);
+}
+
 static int serialize(const struct recording *r, struct bytebuf *b)
 {
 	const struct profile *p = &r->prof;
@@ -288,6 +318,7 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 		}
 		end_section(b, s);
 	}
+	put_blocks(b, r);
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -626,6 +657,50 @@ static int read_procs(struct loader *l, struct rbuf *b)
 	return oom ? -ENOMEM : 0;
 }
 
+/* 4 u32, 2 empty strings' lengths, 4 u64, a stack's length */
+#define BLOCK_MIN_BYTES (4 * 4 + 2 * 4 + 4 * 8 + 4)
+
+static int read_blocks(struct loader *l, struct rbuf *b)
+{
+	struct recording *r = l->r;
+	__u64 threshold = get_u64(b);
+	__u32 n = get_u32(b);
+	bool oom = false;
+
+	if (!count_fits(b, n, BLOCK_MIN_BYTES))
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "long blocks");
+	r->long_block_ns = threshold;
+	r->blocks = calloc(n + 1, sizeof(*r->blocks));
+	if (!r->blocks)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !b->short_ && !oom; i++) {
+		struct rec_block *k = &r->blocks[r->nr_blocks++];
+
+		k->pid = get_u32(b);
+		k->tid = get_u32(b);
+		k->state = get_u32(b);
+		k->open = get_u32(b) & BF_OPEN;
+		get_str_into(b, k->comm, sizeof(k->comm));
+		k->start_ns = get_u64(b);
+		k->offset_ns = get_u64(b);
+		k->blocked_ns = get_u64(b);
+		k->runq_ns = get_u64(b);
+		k->stack = get_str(b, &oom);
+		k->waker = get_str(b, &oom);
+		if (k->waker && !k->waker[0]) {
+			free(k->waker);
+			k->waker = NULL;
+		}
+		/* the writers add the two: a sum that wraps is no length */
+		if (k->blocked_ns > UINT64_MAX - k->runq_ns || !k->stack ||
+		    k->state >= WPROF_STATE_CNT)
+			return oom ? -ENOMEM : fail(l, -EBADMSG, "corrupt recording (%s)",
+						    "long blocks: a bad entry");
+	}
+	return oom ? -ENOMEM : 0;
+}
+
 static int read_origins(struct loader *l, struct rbuf *b)
 {
 	struct origins *o = &l->r->prof.origins;
@@ -713,6 +788,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return read_procs(l, b);
 	case RS_ORIGINS:
 		return read_origins(l, b);
+	case RS_BLOCKS:
+		return read_blocks(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

@@ -23,6 +23,7 @@
 #include "folded.h"
 #include "held.h"
 #include "hmap.h"
+#include "longblocks.h"
 #include "output.h"
 #include "proclive.h"
 #include "procmaps.h"
@@ -739,6 +740,51 @@ static int capture_hints(struct recording *r, const struct symbolizer *sym)
 	return 0;
 }
 
+static int cmp_block_start(const void *a, const void *b)
+{
+	const struct rec_block *x = a, *y = b;
+
+	if (x->offset_ns != y->offset_ns)
+		return x->offset_ns < y->offset_ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The long blocks the session kept, named (profile.c), into @r by start. 0 or -ENOMEM. */
+static int capture_blocks(struct recording *r, struct session *s)
+{
+	struct longblocks *lbs = session__long_blocks(s);
+	__u64 start = session__window_start_ns(s);
+	size_t n = longblocks__nr(lbs);
+
+	r->blocks = calloc(n + 1, sizeof(*r->blocks));
+	if (!r->blocks)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct long_block *lb = longblocks__at(lbs, i);
+		struct rec_block *rb = &r->blocks[r->nr_blocks];
+
+		if (!lb->stack)
+			continue;
+		rb->pid = lb->b.pid;
+		rb->tid = lb->b.tid;
+		memcpy(rb->comm, lb->comm, sizeof(rb->comm));
+		rb->comm[sizeof(rb->comm) - 1] = '\0';
+		rb->state = lb->b.state;
+		rb->open = lb->open;
+		rb->offset_ns = lb->b.start > start ? lb->b.start - start : 0;
+		rb->start_ns = r->info.start_ns + rb->offset_ns;
+		rb->blocked_ns = lb->b.ns[0];
+		rb->runq_ns = lb->b.ns[1];
+		rb->stack = lb->stack;
+		rb->waker = lb->waker;
+		lb->stack = lb->waker = NULL;
+		r->nr_blocks++;
+	}
+	if (r->nr_blocks)
+		qsort(r->blocks, r->nr_blocks, sizeof(*r->blocks), cmp_block_start);
+	return 0;
+}
+
 /*
  * Take what the detached session @s and @sym hold, with the profile @p
  * built from them and its lines @lines (both owned by @r from then on, also
@@ -763,6 +809,9 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	symbolizer__stats(sym, &r->sym);
 	r->cmdline = join_args(argc, argv);
 	if (!r->cmdline)
+		return -ENOMEM;
+	r->long_block_ns = o->long_block_ns;
+	if (capture_blocks(r, s))
 		return -ENOMEM;
 	return capture_hints(r, sym);
 }

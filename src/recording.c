@@ -16,6 +16,11 @@ void recording__free(struct recording *r)
 	for (size_t i = 0; i < r->nr_procs; i++)
 		free(r->procs[i].cmdline);
 	free(r->procs);
+	for (size_t i = 0; i < r->nr_blocks; i++) {
+		free(r->blocks[i].stack);
+		free(r->blocks[i].waker);
+	}
+	free(r->blocks);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -74,6 +79,24 @@ static int keep_line(const char *line, __u64 weight, __u64 count, __u64 max, voi
 	return rec_splitter__add(&c->sp, c->out, line, strlen(line), 0, 0, weight, count, max);
 }
 
+/* Keep the long blocks of the selected threads, in their order. */
+static void filter_blocks(struct recording *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_blocks; i++) {
+		struct rec_block *b = &r->blocks[i];
+
+		if (selected(&r->prof, b->pid, b->tid)) {
+			r->blocks[n++] = *b;
+			continue;
+		}
+		free(b->stack);
+		free(b->waker);
+	}
+	r->nr_blocks = n;
+}
+
 int recording__filter(struct recording *r, const struct rec_filter *f)
 {
 	struct profile *p = &r->prof;
@@ -113,6 +136,7 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 	}
 	folded__free(r->lines);
 	r->lines = c.out;
+	filter_blocks(r);
 	return 0;
 }
 

@@ -30,6 +30,19 @@ struct rec_proc {
 	char *cmdline;
 };
 
+/* A long off-CPU interval (--long-block), kept whole with its instant. */
+struct rec_block {
+	__u32 pid, tid;
+	char comm[WPROF_COMM_LEN]; /* the thread's name */
+	__u32 state;               /* of the blocked part (enum wprof_state) */
+	bool open;                 /* still going at the window's end */
+	__u64 start_ns;            /* when it began, ns since the epoch; the window's start at most */
+	__u64 offset_ns;           /* ... ns after the window's start */
+	__u64 blocked_ns, runq_ns; /* blocked, then waiting for a CPU */
+	char *stack;               /* frames, root first, joined by ';' */
+	char *waker;               /* --wakers: the waker's frames, leaf first, and name; or NULL */
+};
+
 struct recording {
 	struct rec_info info;
 	char *cmdline;        /* wprof's own command line, arguments joined by spaces */
@@ -47,7 +60,16 @@ struct recording {
 	char *notes;          /* the summary's closing lines (JIT, debug hints), or NULL */
 	struct rec_proc *procs; /* the processes of the threads whose command line is known */
 	size_t nr_procs;
+	__u64 long_block_ns;      /* --long-block; 0: none were kept */
+	struct rec_block *blocks; /* the longest long blocks, by start */
+	size_t nr_blocks;
 };
+
+/* The whole length of @b. */
+static inline __u64 rec_block__ns(const struct rec_block *b)
+{
+	return b->blocked_ns + b->runq_ns;
+}
 
 /* The command line of process @pid, or NULL. */
 const char *recording__cmdline(const struct recording *r, __u32 pid);

@@ -10,8 +10,9 @@
 #include "perfmap.h"
 #include "recline.h"
 #include "safestr.h"
-#include "statnames.h"
 #include "stackcap.h"
+#include "statnames.h"
+#include "timeline.h"
 #include "util.h"
 #include "zsects.h"
 
@@ -622,6 +623,7 @@ void report__summary(const struct recording *r, FILE *f, bool stats)
 {
 	print_window(r, f);
 	print_processes(r, f, stats);
+	timeline__summary(r, f);
 	if (stats)
 		print_stats(r, f);
 	print_self_tests(r->stats, f);
@@ -631,21 +633,28 @@ void report__summary(const struct recording *r, FILE *f, bool stats)
 		print_notes(r->notes, f);
 }
 
-static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t)
+/*
+ * A row of the threads table: LONGEST_AT_S is when its longest long block
+ * began (@longest; "-" when none), in s from the window's start.
+ */
+static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t,
+		      const struct rec_block *longest)
 {
-	char comm[SAFESTR_SIZE(WPROF_COMM_LEN)];
+	char comm[SAFESTR_SIZE(WPROF_COMM_LEN)], at[32] = "-";
 
 	/* one whitespace-free column: safe text has no tab, no newline */
 	safestr__str(comm, sizeof(comm), t->comm[0] ? t->comm : "?");
 	for (char *c = comm; *c; c++)
 		if (*c == ' ')
 			*c = '_';
-	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f\n", pid, tid,
+	if (longest)
+		snprintf(at, sizeof(at), "%.3f", longest->offset_ns / 1e9);
+	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f %12s\n", pid, tid,
 		comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
 		pct(t->off_ns[WPROF_STEAL], t->wall_ns), pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks,
-		t->max_block_ns / 1e6);
+		t->max_block_ns / 1e6, at);
 }
 
 int report__threads(const struct recording *r, FILE *f)
@@ -661,16 +670,17 @@ int report__threads(const struct recording *r, FILE *f)
 		free(procs);
 		return -ENOMEM;
 	}
-	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %8s %12s\n", "PID", "TID", "COMM",
-		"WALL_S", "ON_CPU%", "STEAL%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS",
-		"MAX_BLOCK_MS");
+	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %8s %12s %12s\n", "PID", "TID",
+		"COMM", "WALL_S", "ON_CPU%", "STEAL%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS",
+		"MAX_BLOCK_MS", "LONGEST_AT_S");
 	for (size_t i = 0; i < nr_procs; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
-		table_row(f, procs[i].pid, "-", &procs[i]);
+		table_row(f, procs[i].pid, "-", &procs[i], timeline__longest(r, procs[i].pid, 0));
 		for (size_t j = 0; j < n; j++) {
 			snprintf(tid, sizeof(tid), "%u", threads[j]->tid);
-			table_row(f, procs[i].pid, tid, threads[j]);
+			table_row(f, procs[i].pid, tid, threads[j],
+				  timeline__longest(r, procs[i].pid, threads[j]->tid));
 		}
 	}
 	free(threads);
@@ -764,6 +774,7 @@ int report__json(const struct recording *r, FILE *f)
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
 		(unsigned long long)p->window_ns / 1000, (unsigned long long)r->info.freq_hz,
 		(unsigned long long)p->period_ns / 1000);
+	timeline__json(r, f);
 	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
 		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
 		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);

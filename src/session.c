@@ -21,6 +21,7 @@
 #include "heldring.h"
 #include "procmaps.h"
 #include "hmap.h"
+#include "longblocks.h"
 #include "session.h"
 #include "session_priv.h"
 #include "tphooks.h"
@@ -213,6 +214,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	if (!skel->rodata->cfi_walk)
 		bpf_map__set_max_entries(skel->maps.proc_maps, 1);
 	skel->rodata->min_block_ns = o->min_block_ns;
+	skel->rodata->long_block_ns = o->long_block_ns;
+	if (!o->long_block_ns)
+		bpf_map__set_max_entries(skel->maps.blocks, getpagesize());
 	skel->rodata->max_block_ns = o->max_block_ns;
 	if (!o->wakers) {
 		/* the kernel compares the size of an array in a map of maps, not of a hash */
@@ -403,11 +407,13 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 	if (s) {
 		s->store = store__new();
 		s->held = held__new();
+		s->blocks = longblocks__new(opts->long_block_ns ? LONG_BLOCKS_MAX : 0);
 	}
-	if (!s || !s->store || !s->held) {
+	if (!s || !s->store || !s->held || !s->blocks) {
 		if (s) {
 			store__free(s->store);
 			held__free(s->held);
+			longblocks__free(s->blocks);
 		}
 		free(s);
 		btf__free(kbtf);
@@ -501,6 +507,19 @@ static int on_event(void *ctx, void *data, size_t size)
 	return s->event_fn(e, s->event_ctx);
 }
 
+static int on_long_block(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	int err;
+
+	if (size < sizeof(struct wprof_long_block))
+		return 0;
+	err = longblocks__add(s->blocks, data, false);
+	if (err && !s->blocks_err)
+		s->blocks_err = err;
+	return 0;
+}
+
 int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_fn maps_fn,
 			  void *ctx)
 {
@@ -510,6 +529,12 @@ int session__set_event_fn(struct session *s, session_event_fn fn, session_maps_f
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
 	if (!s->events)
 		return -errno;
+	if (s->opts->long_block_ns) {
+		s->blocks_rb = ring_buffer__new(bpf_map__fd(s->skel->maps.blocks), on_long_block,
+						s, NULL);
+		if (!s->blocks_rb)
+			return -errno;
+	}
 	if (!s->skel->rodata->hold_stacks)
 		return 0;
 	return heldring__start(bpf_map__fd(s->skel->maps.held_stacks), &s->heldring);
@@ -546,8 +571,24 @@ int session__consume_events(struct session *s)
 	 */
 	heldring__take(s->heldring, on_held, on_held_maps, s);
 	n = s->events ? ring_buffer__consume(s->events) : 0;
-
+	session__consume_blocks(s);
 	return n < 0 ? n : 0;
+}
+
+void session__consume_blocks(struct session *s)
+{
+	if (s->blocks_rb)
+		ring_buffer__consume(s->blocks_rb);
+}
+
+struct longblocks *session__long_blocks(struct session *s)
+{
+	return s->blocks;
+}
+
+int session__long_blocks_err(const struct session *s)
+{
+	return s->blocks_err;
 }
 
 int session__add_target(struct session *s, __u32 id)
@@ -785,6 +826,8 @@ void session__free(struct session *s)
 		return;
 	session__stop(s);
 	ring_buffer__free(s->events);
+	ring_buffer__free(s->blocks_rb);
+	longblocks__free(s->blocks);
 	heldring__free(s->heldring);
 	if (s->rows)
 		munmap(s->rows, s->rows_len);

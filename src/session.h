@@ -42,6 +42,11 @@ int session__event_fd(const struct session *s); /* readable when events wait */
 /* Readable when held stacks or their maps wait (-1: none are held). */
 int session__held_fd(const struct session *s);
 int session__consume_events(struct session *s);
+/* Take what the long blocks' ring holds (also done by session__consume_events()). */
+void session__consume_blocks(struct session *s);
+/* The long blocks kept so far (longblocks.h), and the first failure to keep one. */
+struct longblocks *session__long_blocks(struct session *s);
+int session__long_blocks_err(const struct session *s);
 /* The held stacks and maps the reader queued (heldring.h), taken now: no events. */
 void session__take_held(struct session *s);
 /* Ignore `tgid` until it execs (the `-- CMD` child waiting to exec). */

@@ -21,6 +21,7 @@ struct store;
 struct wprof_bpf;
 
 struct ended;
+struct longblocks;
 
 struct session {
 	const struct record_opts *opts;
@@ -37,6 +38,9 @@ struct session {
 	int nr_links;
 	int stats_fd; /* held while BPF run-time stats are on */
 	struct ring_buffer *events;
+	struct ring_buffer *blocks_rb;  /* the long blocks' ring ... */
+	struct longblocks *blocks;      /* ... and what it sent, the longest kept */
+	int blocks_err;                 /* the first failure to keep one (-ENOMEM) */
 	__u32 max_rows;                 /* unwind rows the kernel can hold */
 	struct wprof_unwind_row *rows;  /* ... mmap()ed */
 	size_t rows_len;

@@ -74,6 +74,9 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_HELD_DROPPED] = "held_dropped",
 	[WPROF_STAT_HELD_CHECKED] = "held_checked",
 	[WPROF_STAT_HELD_CHECK_DIFFERED] = "held_check_differed",
+	[WPROF_STAT_LONG_BLOCKS] = "long_blocks",
+	[WPROF_STAT_LONG_LOST] = "long_blocks_lost",
+	[WPROF_STAT_LONG_DROPPED] = "long_blocks_dropped",
 };
 
 const char *stat__name(int i, char *buf, size_t size)

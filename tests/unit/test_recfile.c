@@ -88,6 +88,17 @@ static void make(struct recording *r)
 	origins__note(&r->prof.origins, 100, "wait", 4, 1);
 	origins__note(&r->prof.origins, 200, "main", 4, 1); /* main, any process's: two files */
 	origins__note(&r->prof.origins, ORIGIN_ANY_PID, "futex_wait_[k]", 14, 2);
+	/* two long blocks: one with a waker, one still going at the end */
+	r->long_block_ns = 100000000;
+	r->blocks = calloc(2, sizeof(*r->blocks));
+	r->blocks[0] = (struct rec_block){ .pid = 100, .tid = 102, .comm = "pool",
+		.state = WPROF_OFF_SLEEP, .start_ns = 1700000000223456789ULL,
+		.offset_ns = 100000000, .blocked_ns = 150000000, .runq_ns = 20000,
+		.stack = strdup("start;wait;futex_wait_[k]"), .waker = strdup("wake_up_[k];post;work") };
+	r->blocks[1] = (struct rec_block){ .pid = 200, .tid = 200, .comm = "other",
+		.state = WPROF_OFF_DISK, .open = true, .start_ns = 1700000000323456789ULL,
+		.offset_ns = 200000000, .blocked_ns = 1800000000, .stack = strdup("main;read") };
+	r->nr_blocks = 2;
 	r->lines = folded__new();
 	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
 		struct rec_splitter sp = {};
@@ -156,6 +167,11 @@ static void test_roundtrip(void)
 		free(y);
 	}
 	CHECK_STREQ(b.cmdline, a.cmdline, "wprof's command line kept");
+	CHECK(b.nr_blocks == 2 && b.long_block_ns == a.long_block_ns &&
+	      b.blocks[1].open && b.blocks[1].state == WPROF_OFF_DISK &&
+	      b.blocks[0].runq_ns == 20000 && b.blocks[0].start_ns == a.blocks[0].start_ns &&
+	      !strcmp(b.blocks[0].waker ?: "", "wake_up_[k];post;work") && !b.blocks[1].waker,
+	      "the long blocks kept, field by field");
 	CHECK_STREQ(recording__cmdline(&b, 200) ?: "", "other -x", "a process's command line kept");
 	recording__free(&b);
 out:
@@ -317,6 +333,7 @@ static void test_filter(void)
 	CHECK_STREQ(text ? text : "", "off-cpu:sleep;pool;start;wait;futex_wait_[k] 300\n"
 		    "on-cpu;pool;start;idle_loop 200\n", "only the pool thread's lines");
 	CHECK_EQ_U64(r.prof.threads_left_out, 2, "two threads left out");
+	CHECK(r.nr_blocks == 1 && r.blocks[0].tid == 102, "only the pool thread's long block");
 	free(text);
 	recording__free(&r);
 

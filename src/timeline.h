@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * When the time went: a recording's long blocks (--long-block) in the
+ * summary, the threads table and the JSON report.
+ */
+#ifndef WPROF_TIMELINE_H
+#define WPROF_TIMELINE_H
+
+#include <stdio.h>
+
+#include "recording.h"
+
+/* The summary's few longest blocks, with their instant and leaf frame; nothing when none. */
+void timeline__summary(const struct recording *r, FILE *f);
+
+/*
+ * The longest long block of thread @tid of @pid (@tid 0: of any thread of
+ * @pid), or NULL.
+ */
+const struct rec_block *timeline__longest(const struct recording *r, __u32 pid, __u32 tid);
+
+/* The JSON report's "start_unix_ns" ... "long_blocks": [...] members, each line ending in ",". */
+void timeline__json(const struct recording *r, FILE *f);
+
+/* The state's name in the JSON report: "sleep", "disk", "runqueue". */
+const char *timeline__state(__u32 state);
+
+#endif /* WPROF_TIMELINE_H */
