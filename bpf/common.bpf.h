@@ -132,7 +132,7 @@ struct {
  * there: that update waits for every program running to finish
  * (synchronize_rcu()), after which nothing writes the map taken out, and it
  * is read and emptied whole. The values are added to in place, without
- * atomics (see add_val()): taking entries out of a map that is still
+ * atomics (see add_piece()): taking entries out of a map that is still
  * written, even with BPF_MAP_LOOKUP_AND_DELETE_ELEM, could lose an addition
  * made through a pointer looked up just before.
  */
@@ -403,8 +403,13 @@ static __always_inline void *active_map(void *outer)
  * Add one interval (or one sample) of `delta_ns` to `key` in `map`, standing
  * for `weight` / WPROF_WEIGHT_ONE intervals like it. False if the map is full.
  */
-static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, __u64 weight,
-				    __u32 full_stat)
+/*
+ * Add a piece of @whole_ns of off-CPU time, @delta_ns of it, or a sample
+ * (@delta_ns 0), to the value of @key; the interval is counted (its count,
+ * weight and length) when @counted.
+ */
+static __always_inline bool add_piece(void *map, const void *key, __u64 delta_ns,
+				      __u64 whole_ns, __u64 weight, bool counted, __u32 full_stat)
 {
 	struct wprof_val *val, zero = {};
 	long err;
@@ -430,14 +435,61 @@ static __always_inline bool add_val(void *map, const void *key, __u64 delta_ns, 
 	 * No atomics: a key holds one thread's time, and a thread's intervals
 	 * close (switch-in) and its samples fire on the one CPU it runs on.
 	 */
-	val->count++;
 	val->total_ns += (delta_ns * weight) >> WPROF_WEIGHT_SHIFT;
-	val->weight += weight;
 	if (weight == WPROF_WEIGHT_ONE)
 		val->exact_ns += delta_ns;
-	if (delta_ns > val->max_ns)
-		val->max_ns = delta_ns;
+	if (!counted)
+		return true;
+	val->count++;
+	val->weight += weight;
+	if (whole_ns > val->max_ns)
+		val->max_ns = whole_ns;
 	return true;
+}
+
+/* Slices of the window (--slice), slice_ns long; 0: one, the whole window. */
+const volatile __u64 slice_ns __weak = 0;
+
+/* The slice @ts is in (one before the window's start: the first). */
+static __always_inline __u32 slice_of(__u64 ts)
+{
+	if (!slice_ns || ts <= window_start_ns)
+		return 0;
+	return (ts - window_start_ns) / slice_ns;
+}
+
+/*
+ * Add @ns of off-CPU time from @from on (in the window) to @key (a struct
+ * wprof_key, or a key that begins with one), split at slice edges: at most
+ * three pieces (see struct wprof_key), the last counting the interval.
+ */
+static __always_inline bool add_sliced(void *map, void *key, __u64 from, __u64 ns,
+				       __u64 weight, __u32 full_stat)
+{
+	struct wprof_key *k = key;
+	__u32 s0 = slice_of(from), s1 = slice_of(from + (ns ? ns - 1 : 0));
+	__u64 edge0, edge1;
+	bool ok = true;
+
+	if (s0 >= s1) {
+		k->slice = s0;
+		k->span = 1;
+		return add_piece(map, key, ns, ns, weight, true, full_stat);
+	}
+	edge0 = window_start_ns + (__u64)(s0 + 1) * slice_ns;
+	edge1 = window_start_ns + (__u64)s1 * slice_ns;
+	k->slice = s0;
+	k->span = 1;
+	ok &= add_piece(map, key, edge0 - from, ns, weight, false, full_stat);
+	if (s1 > s0 + 1) {
+		k->slice = s0 + 1;
+		k->span = s1 - s0 - 1;
+		ok &= add_piece(map, key, edge1 - edge0, ns, weight, false, full_stat);
+	}
+	k->slice = s1;
+	k->span = 1;
+	ok &= add_piece(map, key, from + ns - edge1, ns, weight, true, full_stat);
+	return ok;
 }
 
 /* What tells a task from an earlier one of the same tid (struct wprof_key). */
@@ -446,8 +498,13 @@ static __always_inline __u32 task_start_id(struct task_struct *t)
 	return BPF_CORE_READ(t, start_time);
 }
 
+/*
+ * A sample at @now (@delta_ns: the steal it measured), or @delta_ns of
+ * off-CPU time from @now on.
+ */
 static __always_inline bool account(__u32 pid, __u32 tid, __u32 start_id, __u64 ustack,
-				    __u64 kstack, __u32 state, __u64 delta_ns, __u64 weight)
+				    __u64 kstack, __u32 state, __u64 now, __u64 delta_ns,
+				    __u64 weight)
 {
 	struct wprof_key key = {
 		.pid = pid,
@@ -456,9 +513,15 @@ static __always_inline bool account(__u32 pid, __u32 tid, __u32 start_id, __u64 
 		.kstack_id = kstack,
 		.state = state,
 		.start_id = start_id,
+		.slice = slice_of(now),
+		.span = 1,
 	};
 
-	return add_val(active_map(&counts), &key, delta_ns, weight, WPROF_STAT_COUNTS_FULL);
+	if (state == WPROF_ON_CPU || state == WPROF_STEAL)
+		return add_piece(active_map(&counts), &key, delta_ns, delta_ns, weight, true,
+				 WPROF_STAT_COUNTS_FULL);
+	return add_sliced(active_map(&counts), &key, now, delta_ns, weight,
+			  WPROF_STAT_COUNTS_FULL);
 }
 
 #endif /* WPROF_COMMON_BPF_H */

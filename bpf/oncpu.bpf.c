@@ -23,7 +23,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 ustack = 0, kstack = 0, steal = 0;
+	__u64 ustack = 0, kstack = 0, steal = 0, now;
 	struct wprof_thread *th;
 	__u32 start_id;
 
@@ -35,14 +35,16 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks)
 		kstack = kernel_stack(ctx, SCRATCH_SAMPLE, 0);
 	start_id = task_start_id(task);
+	now = bpf_ktime_get_ns();
 	/* a sample only counts: user space shares the exact on-CPU time out by samples */
-	account(pid, tid, start_id, ustack, kstack, WPROF_ON_CPU, 0, WPROF_WEIGHT_ONE);
+	account(pid, tid, start_id, ustack, kstack, WPROF_ON_CPU, now, 0, WPROF_WEIGHT_ONE);
 	/* the steal that ended in this interrupt is this stack's, measured */
 	th = steal_time ? thread_lookup(tid) : NULL;
 	if (th)
 		steal = steal_sample(th, task_steal_ns(task, true), bpf_get_smp_processor_id(),
-				     bpf_ktime_get_ns());
+				     now);
 	if (steal)
-		account(pid, tid, start_id, ustack, kstack, WPROF_STEAL, steal, WPROF_WEIGHT_ONE);
+		account(pid, tid, start_id, ustack, kstack, WPROF_STEAL, now, steal,
+			WPROF_WEIGHT_ONE);
 	return 0;
 }

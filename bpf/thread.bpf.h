@@ -655,15 +655,19 @@ static __always_inline bool part_kept(__u64 ns)
 	return ns >= min_block_ns && ns <= max_block_ns;
 }
 
-/* One part of a walked interval, added to its stacks with the interval's weight. */
+/*
+ * One part of a walked interval, @ns from @from on (in the window), added to
+ * its stacks with the interval's weight.
+ */
 static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u64 kstack,
-				     __u32 state, __u64 ns, __u64 weight, bool waker)
+				     __u32 state, __u64 from, __u64 ns, __u64 weight, bool waker)
 {
 	if (!ns || !part_kept(ns))
 		return;
 	/* a blocked part with a known waker goes to `wakes` instead */
 	if (!waker || !record_wakers || !(th->waker_ustack_id | th->waker_kstack_id)) {
-		if (!account(th->pid, th->tid, th->start_id, ustack, kstack, state, ns, weight))
+		if (!account(th->pid, th->tid, th->start_id, ustack, kstack, state, from, ns,
+			     weight))
 			th->lost_ns += ns;
 	} else {
 		struct wprof_wake_key key = {
@@ -681,7 +685,7 @@ static __always_inline void add_part(struct wprof_thread *th, __u64 ustack, __u6
 		};
 
 		__builtin_memcpy(key.waker_comm, th->waker_comm, sizeof(key.waker_comm));
-		if (!add_val(active_map(&wakes), &key, ns, weight, WPROF_STAT_WAKES_FULL))
+		if (!add_sliced(active_map(&wakes), &key, from, ns, weight, WPROF_STAT_WAKES_FULL))
 			th->lost_ns += ns;
 	}
 }
@@ -732,11 +736,15 @@ static __always_inline void send_long_block(struct wprof_thread *th,
 __weak __noinline int add_interval(struct wprof_thread *th, const struct wprof_interval *iv,
 				   __u64 ustack)
 {
+	__u64 from;
+
 	if (!th || !iv)
 		return 0;
+	from = clip(iv->start);
 	send_long_block(th, iv, ustack);
-	add_part(th, ustack, iv->kstack_id, iv->state, iv->ns[0], iv->weight, true);
-	add_part(th, ustack, iv->kstack_id, WPROF_OFF_RUNQ, iv->ns[1], iv->weight, false);
+	add_part(th, ustack, iv->kstack_id, iv->state, from, iv->ns[0], iv->weight, true);
+	add_part(th, ustack, iv->kstack_id, WPROF_OFF_RUNQ, from + iv->ns[0], iv->ns[1],
+		 iv->weight, false);
 	return 0;
 }
 

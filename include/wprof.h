@@ -43,6 +43,14 @@ struct wprof_key {
 	 * pids wrapped, two threads of one tid are two keys, two threads.
 	 */
 	__u32 start_id;
+	/*
+	 * When (--slice): the time is in slices [slice, slice + span) of the
+	 * window, slice_ns each, spread evenly over them. An off-CPU part is
+	 * split exactly at slice edges: its first slice, the whole ones after
+	 * it (one key), its last; only the last piece counts the interval.
+	 */
+	__u32 slice;
+	__u32 span;
 };
 
 /*

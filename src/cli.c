@@ -20,6 +20,9 @@
 #define DEFAULT_EXACT_ABOVE_NS (1000 * 1000ULL)
 /* Off-CPU intervals this long are kept one by one, with their instant (--long-block). */
 #define DEFAULT_LONG_BLOCK_NS (100 * 1000 * 1000ULL)
+/* The timeline's slices (--slice): every time is kept by the slice it was in. */
+#define DEFAULT_SLICE_NS NSEC_PER_SEC
+#define MIN_SLICE_NS (10 * NSEC_PER_MSEC)
 /* cpu-clock is an hrtimer; beyond this the sampler itself dominates. */
 #define MAX_FREQ_HZ 100000
 
@@ -41,6 +44,7 @@ enum {
 	OPT_EXACT_ABOVE,
 	OPT_CHECK_DEFERRED,
 	OPT_LONG_BLOCK,
+	OPT_SLICE,
 };
 
 static const struct option record_options[] = {
@@ -58,6 +62,7 @@ static const struct option record_options[] = {
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "exact-above", required_argument, NULL, OPT_EXACT_ABOVE },
 	{ "long-block", required_argument, NULL, OPT_LONG_BLOCK },
+	{ "slice", required_argument, NULL, OPT_SLICE },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "no-cfi", no_argument, NULL, OPT_NO_CFI },
 	{ "check-deferred", no_argument, NULL, OPT_CHECK_DEFERRED },
@@ -116,6 +121,9 @@ void cli_usage(FILE *f)
 		"      --long-block TIME    keep every off-CPU interval at least this long one\n"
 		"                           by one, with its instant and stacks (default\n"
 		"                           100ms; the longest %d; 0: none)\n"
+		"      --slice TIME         keep every time by the slice of the window it was\n"
+		"                           in, for wprof report --from/--to and the flame\n"
+		"                           graph's time strip (default 1s; 10ms or more)\n"
 		"      --check-deferred     also walk at switch-out each user stack left to\n"
 		"                           its thread's resume, and count differences\n"
 		"                           (a self-test; costs what deferring saves)\n"
@@ -342,6 +350,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 	opts->max_block_ns = ~0ULL;
 	opts->exact_above_ns = DEFAULT_EXACT_ABOVE_NS;
 	opts->long_block_ns = DEFAULT_LONG_BLOCK_NS;
+	opts->slice_ns = DEFAULT_SLICE_NS;
 	opts->user_stacks = true;
 	opts->kernel_stacks = true;
 	opterr = 0;
@@ -418,6 +427,12 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			    (opts->long_block_ns && opts->long_block_ns < NSEC_PER_MSEC))
 				return bad("--long-block", optarg,
 					   "expected 0 or a time of 1ms or more, such as 100ms or 1s");
+			break;
+		case OPT_SLICE:
+			if (parse_time_ns(optarg, &opts->slice_ns) || opts->slice_ns < MIN_SLICE_NS ||
+			    opts->slice_ns > 3600 * NSEC_PER_SEC)
+				return bad("--slice", optarg,
+					   "expected a time from 10ms to 1h, such as 100ms or 1s");
 			break;
 		case OPT_NO_IDLE:
 			opts->no_idle_threads = true;

@@ -27,6 +27,8 @@ struct stack_ent {
 	__u64 weight;
 	__u64 count; /* intervals or samples merged here */
 	__u64 max;   /* the largest single one */
+	struct folded_piece *pieces; /* its time in slices of the window, as added */
+	__u32 nr_pieces, cap_pieces;
 };
 
 struct folded {
@@ -60,8 +62,10 @@ void folded__free(struct folded *f)
 
 	if (!f)
 		return;
-	for (i = 0; i < f->cap; i++)
+	for (i = 0; i < f->cap; i++) {
 		free(f->slots[i].key);
+		free(f->slots[i].pieces);
+	}
 	free(f->slots);
 	free(f->buf);
 	free(f);
@@ -265,47 +269,164 @@ static __u64 sat_add(__u64 a, __u64 b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The entry of the line in f->buf (@len bytes), made (empty) if new; NULL: out of memory. */
+static struct stack_ent *entry(struct folded *f, size_t len)
+{
+	__u64 hash = key_hash(f->buf, len);
+	struct stack_ent *e = find_slot(f->slots, f->cap, f->buf, len, hash);
+
+	if (e->key)
+		return e;
+	if ((f->nr + 1) * 4 > f->cap * 3) {
+		if (grow(f))
+			return NULL;
+		e = find_slot(f->slots, f->cap, f->buf, len, hash);
+	}
+	e->key = malloc(len + 1);
+	if (!e->key)
+		return NULL;
+	memcpy(e->key, f->buf, len + 1);
+	e->len = len;
+	e->hash = hash;
+	f->nr++;
+	return e;
+}
+
+static void add_to(struct stack_ent *e, __u64 weight, __u64 count, __u64 max)
+{
+	e->weight = sat_add(e->weight, weight);
+	e->count = sat_add(e->count, count);
+	if (max > e->max)
+		e->max = max;
+	/*
+	 * What one interval or sample weighs is at most the line's weight, and
+	 * a line of one is that one's weight: one interval comes in pieces
+	 * (folded__add_piece()), and rounded alike.
+	 */
+	if (e->count == 1 || e->max > e->weight)
+		e->max = e->weight;
+}
+
 int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
 		      __u64 count, __u64 max)
 {
 	struct stack_ent *e;
 	ssize_t len;
-	__u64 hash;
-	int err;
 
 	if (!nr || !frames)
 		return -EINVAL;
 	len = build_key(f, frames, nr);
 	if (len < 0)
 		return len;
-	hash = key_hash(f->buf, len);
+	e = entry(f, len);
+	if (!e)
+		return -ENOMEM;
+	add_to(e, weight, count, max);
+	return 0;
+}
 
-	e = find_slot(f->slots, f->cap, f->buf, len, hash);
-	if (e->key) {
-		e->weight = sat_add(e->weight, weight);
-		e->count = sat_add(e->count, count);
-		if (max > e->max)
-			e->max = max;
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct folded_piece *x = a, *y = b;
+
+	if (x->slice != y->slice)
+		return x->slice < y->slice ? -1 : 1;
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+/* Sort @e's pieces and merge those of the same slices. */
+static void compact_pieces(struct stack_ent *e)
+{
+	__u32 n = 0;
+
+	if (e->nr_pieces < 2)
+		return;
+	qsort(e->pieces, e->nr_pieces, sizeof(*e->pieces), cmp_piece);
+	for (__u32 i = 0; i < e->nr_pieces; i++) {
+		struct folded_piece *p = &e->pieces[i], *last = n ? &e->pieces[n - 1] : NULL;
+
+		if (last && !cmp_piece(last, p)) {
+			last->weight = sat_add(last->weight, p->weight);
+			last->count = sat_add(last->count, p->count);
+			if (p->max > last->max)
+				last->max = p->max;
+			continue;
+		}
+		e->pieces[n++] = *p;
+	}
+	e->nr_pieces = n;
+}
+
+static int put_piece(struct stack_ent *e, const struct folded_piece *p)
+{
+	struct folded_piece *last = e->nr_pieces ? &e->pieces[e->nr_pieces - 1] : NULL;
+
+	if (last && !cmp_piece(last, p)) {
+		last->weight = sat_add(last->weight, p->weight);
+		last->count = sat_add(last->count, p->count);
+		if (p->max > last->max)
+			last->max = p->max;
 		return 0;
 	}
+	if (e->nr_pieces == e->cap_pieces) {
+		__u32 cap = e->cap_pieces ? 2 * e->cap_pieces : 4;
+		struct folded_piece *grown;
 
-	if ((f->nr + 1) * 4 > f->cap * 3) {
-		err = grow(f);
-		if (err)
-			return err;
-		e = find_slot(f->slots, f->cap, f->buf, len, hash);
+		/* merge first: lines of many threads put the same slices in turn */
+		compact_pieces(e);
+		if (e->nr_pieces < e->cap_pieces * 3 / 4)
+			cap = e->cap_pieces;
+		if (cap != e->cap_pieces) {
+			if (cap > UINT32_MAX / 2)
+				return -ENOMEM;
+			grown = realloc(e->pieces, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			e->pieces = grown;
+			e->cap_pieces = cap;
+		}
 	}
-	e->key = malloc(len + 1);
-	if (!e->key)
-		return -ENOMEM;
-	memcpy(e->key, f->buf, len + 1);
-	e->len = len;
-	e->hash = hash;
-	e->weight = weight;
-	e->count = count;
-	e->max = max;
-	f->nr++;
+	e->pieces[e->nr_pieces++] = *p;
 	return 0;
+}
+
+int folded__add_piece(struct folded *f, const char *const *frames, size_t nr,
+		      const struct folded_piece *p)
+{
+	struct stack_ent *e;
+	ssize_t len;
+
+	if (!nr || !frames)
+		return -EINVAL;
+	len = build_key(f, frames, nr);
+	if (len < 0)
+		return len;
+	e = entry(f, len);
+	if (!e)
+		return -ENOMEM;
+	add_to(e, p->weight, p->count, p->max);
+	return put_piece(e, p);
+}
+
+int folded__put_pieces(struct folded *f, const char *line, size_t len,
+		       const struct folded_piece *p, size_t n)
+{
+	struct stack_ent *e;
+	int err;
+
+	if (!n)
+		return 0;
+	err = buf_reserve(f, len + 1);
+	if (err)
+		return err;
+	memcpy(f->buf, line, len);
+	f->buf[len] = '\0';
+	e = find_slot(f->slots, f->cap, f->buf, len, key_hash(f->buf, len));
+	if (!e->key)
+		return -ENOENT;
+	for (size_t i = 0; i < n && !err; i++)
+		err = put_piece(e, &p[i]);
+	return err;
 }
 
 static int cmp_ent(const void *a, const void *b)
@@ -342,6 +463,24 @@ int folded__for_each(const struct folded *f, folded_fn fn, void *ctx)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nr && !err; i++)
 		err = fn(ents[i]->key, ents[i]->weight, ents[i]->count, ents[i]->max, ctx);
+	free(ents);
+	return err;
+}
+
+int folded__for_each_pieces(const struct folded *f, folded_pieces_fn fn, void *ctx)
+{
+	const struct stack_ent **ents = sorted(f);
+	int err = 0;
+
+	if (!ents)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nr && !err; i++) {
+		const struct stack_ent *e = ents[i];
+
+		/* merged: sorted, one piece per slices (the table's own, not its meaning) */
+		compact_pieces((struct stack_ent *)e);
+		err = fn(e->key, e->weight, e->count, e->max, e->pieces, e->nr_pieces, ctx);
+	}
 	free(ents);
 	return err;
 }

@@ -36,6 +36,35 @@ int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __
 typedef int (*folded_fn)(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx);
 int folded__for_each(const struct folded *f, folded_fn fn, void *ctx);
 
+/*
+ * Where in time a line's weight was (recording.h: the window's slices): in
+ * slices [slice, slice + span), spread evenly; span 0: not known. count and
+ * max are those of the intervals or samples that ended in it.
+ */
+struct folded_piece {
+	__u32 slice, span;
+	__u64 weight, count, max;
+};
+
+/* folded__add_stats() of @p's weight, count and max, and @p kept as the line's. */
+int folded__add_piece(struct folded *f, const char *const *frames, size_t nr,
+		      const struct folded_piece *p);
+/*
+ * Keep @p[0..@n) as pieces of the line @line (@len bytes, as folded__for_each()
+ * gives it), which must be there: its totals are not changed. 0, -ENOENT or
+ * -ENOMEM.
+ */
+int folded__put_pieces(struct folded *f, const char *line, size_t len,
+		       const struct folded_piece *p, size_t n);
+/*
+ * folded__for_each() with each line's pieces, sorted by slice, one per
+ * (slice, span); a line added without any has none, and its weight beyond
+ * its pieces' is not known in time.
+ */
+typedef int (*folded_pieces_fn)(const char *line, __u64 weight, __u64 count, __u64 max,
+				const struct folded_piece *p, size_t n, void *ctx);
+int folded__for_each_pieces(const struct folded *f, folded_pieces_fn fn, void *ctx);
+
 /* Number of distinct stacks added so far. */
 size_t folded__nr(const struct folded *f);
 

@@ -89,6 +89,7 @@ struct record_opts {
 	__u64 min_block_ns, max_block_ns;
 	__u64 exact_above_ns; /* shorter off-CPU intervals are walked as a sample; 0: none */
 	__u64 long_block_ns;  /* longer off-CPU intervals are kept one by one; 0: none */
+	__u64 slice_ns;       /* time is kept in slices this long (the timeline) */
 	bool no_idle_threads;
 	bool no_cfi; /* no stack copies: frame pointers only */
 	bool check_deferred; /* walk deferred user stacks twice, count differences */

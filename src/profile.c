@@ -465,10 +465,14 @@ static void begin(struct builder *b, const struct wprof_key *k, const struct thr
 	add_stack(b, k->pid, k->kstack_id, true, false);
 }
 
+/* End a line and add it, its time in the slices its key says (none: not known). */
 static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u64 us,
 	       __u64 count, __u64 max_us)
 {
 	const char *frames[MAX_FRAMES];
+	struct folded_piece piece = {
+		.slice = k->slice, .span = k->span, .weight = us, .count = count, .max = max_us,
+	};
 
 	if (b->nr == prefix)
 		put_name(b, "[no stack]");
@@ -476,7 +480,7 @@ static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u6
 		put_name(b, tag_of(b->o, k->state));
 	for (size_t i = 0; i < b->nr; i++)
 		frames[i] = b->names[i];
-	return folded__add_stats(b->out, frames, b->nr, us, count, max_us);
+	return folded__add_piece(b->out, frames, b->nr, &piece);
 }
 
 static size_t prefix_len(const struct builder *b)
@@ -587,6 +591,52 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 }
 
 /*
+ * Split @ns of time from @from on at the window's slice edges, as
+ * bpf/common.bpf.h's add_sliced() does: up to three pieces, the whole
+ * slices between the first and the last as one. Returns how many.
+ */
+static int split_slices(const struct builder *b, __u64 from, __u64 ns, struct folded_piece *out)
+{
+	__u64 start = session__window_start_ns(b->s), len = b->o->slice_ns, s0, s1, e0, e1;
+	int n = 0;
+
+	if (!len) {
+		out[0] = (struct folded_piece){ .slice = 0, .span = 1, .weight = ns };
+		return 1;
+	}
+	s0 = from > start ? (from - start) / len : 0;
+	s1 = from + ns - (ns ? 1 : 0) > start ? (from + ns - (ns ? 1 : 0) - start) / len : 0;
+	if (s0 >= s1) {
+		out[0] = (struct folded_piece){ .slice = s0, .span = 1, .weight = ns };
+		return 1;
+	}
+	e0 = start + (s0 + 1) * len;
+	e1 = start + s1 * len;
+	out[n++] = (struct folded_piece){ .slice = s0, .span = 1, .weight = e0 - from };
+	if (s1 > s0 + 1)
+		out[n++] = (struct folded_piece){ .slice = s0 + 1, .span = s1 - s0 - 1,
+						  .weight = e1 - e0 };
+	out[n++] = (struct folded_piece){ .slice = s1, .span = 1, .weight = from + ns - e1 };
+	return n;
+}
+
+/* The part of an interval open at the window's end, @ns from @from on, in its slices. */
+static int add_open_part(struct builder *b, struct wprof_key *k, __u64 from, __u64 ns)
+{
+	struct folded_piece pc[3];
+	int n = split_slices(b, from, ns, pc), err = 0;
+
+	for (int i = 0; i < n && !err; i++) {
+		bool last = i == n - 1;
+
+		k->slice = pc[i].slice;
+		k->span = pc[i].span;
+		err = add_line(b, k, NULL, last, pc[i].weight, last ? ns : 0);
+	}
+	return err;
+}
+
+/*
  * A long block still going at the window's end, with the stacks of @k: one
  * that began in the window (a thread blocked all along is idle, said so).
  */
@@ -635,7 +685,7 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 		.ustack_id = th->walk & WPROF_WALK_USER ? th->ustack_id : 0,
 		.kstack_id = th->walk & WPROF_WALK_KERNEL ? th->kstack_id : 0,
 	};
-	__u64 blocked, runq;
+	__u64 blocked, runq, from, start = session__window_start_ns(b->s);
 	int err = 0;
 
 	if (!t || !t->selected)
@@ -666,13 +716,14 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 		b->p->open_unwalked++;
 	}
 	err = add_open_block(b, th, &k, blocked, runq);
+	from = th->off_since_ns > start ? th->off_since_ns : start;
 	if (!err && blocked && in_block_range(b->o, blocked)) {
 		k.state = th->off_state;
-		err = add_line(b, &k, NULL, 1, blocked, blocked);
+		err = add_open_part(b, &k, from, blocked);
 	}
 	k.state = WPROF_OFF_RUNQ;
 	if (!err && runq && in_block_range(b->o, runq))
-		err = add_line(b, &k, NULL, 1, runq, runq);
+		err = add_open_part(b, &k, from + blocked, runq);
 	return err;
 }
 
@@ -870,10 +921,15 @@ static int weigh_group(struct builder *b, struct line *l, size_t n, __u64 *share
 	err = on || t ? apportion(total, shares, n, parts) : round_ns_to_us(shares, n, parts);
 	if (err)
 		return err;
+	/*
+	 * An off-CPU line may be a piece of its intervals (the part in one
+	 * slice): their whole length is its max; the folded line it goes to
+	 * keeps its max within its weight.
+	 */
 	for (size_t i = 0; i < n; i++) {
 		l[i].us = parts[i];
-		l[i].max_us = l[i].count == 1 ? parts[i] : on ? one : l[i].max_ns / 1000;
-		if (l[i].max_us > l[i].us)
+		l[i].max_us = on ? (l[i].count == 1 ? parts[i] : one) : l[i].max_ns / 1000;
+		if (on && l[i].max_us > l[i].us)
 			l[i].max_us = l[i].us;
 	}
 	return 0;

@@ -215,6 +215,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 		bpf_map__set_max_entries(skel->maps.proc_maps, 1);
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->long_block_ns = o->long_block_ns;
+	skel->rodata->slice_ns = o->slice_ns;
 	if (!o->long_block_ns)
 		bpf_map__set_max_entries(skel->maps.blocks, getpagesize());
 	skel->rodata->max_block_ns = o->max_block_ns;
