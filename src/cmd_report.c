@@ -13,6 +13,7 @@
 #include "output.h"
 #include "recfile.h"
 #include "report.h"
+#include "timeline.h"
 #include "util.h"
 
 struct report_opts {
@@ -26,6 +27,8 @@ struct report_opts {
 	bool quiet;
 	bool stats;
 	bool tag_leaf;
+	bool range;              /* --from or --to */
+	__u64 from_ns, to_ns;    /* of the window */
 };
 
 static void usage(FILE *f)
@@ -46,6 +49,9 @@ static void usage(FILE *f)
 		"      --thread-name GLOB   only threads whose name matches\n"
 		"      --comm GLOB          only processes whose name matches\n"
 		"      --no-idle-threads    leave out threads off-CPU for the whole window\n"
+		"      --from SECONDS       only the time from this far into the window ...\n"
+		"      --to SECONDS         ... to this far (decimals; rounded out to the\n"
+		"                           recording's slices, wprof record --slice)\n"
 		"      --tag-leaf           the tag (on-cpu, off-cpu:STATE) as the last frame\n"
 		"  -q, --quiet              no summary on stderr\n"
 		"      --stats              also how the recording went: events, stack walks,\n"
@@ -64,6 +70,8 @@ enum {
 	OPT_NO_IDLE,
 	OPT_TAG_LEAF,
 	OPT_STATS,
+	OPT_FROM,
+	OPT_TO,
 	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
 };
 
@@ -76,6 +84,8 @@ static const struct option own_options[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -104,6 +114,16 @@ static void build_options(void)
 		report_options[n++].val = OPT_RECORD_ONLY;
 	}
 	memset(&report_options[n], 0, sizeof(report_options[n]));
+}
+
+/* A number of seconds into the window, 0 too ("2.5"). 0 or -EINVAL. */
+static int parse_offset(const char *s, __u64 *ns)
+{
+	if (*s && strspn(s, "0.") == strlen(s) && strchr(s, '0')) {
+		*ns = 0;
+		return 0;
+	}
+	return parse_duration_ns(s, ns);
 }
 
 /* 0, 1 when help was printed, -EINVAL (or -ENOMEM) after one error line. */
@@ -147,6 +167,15 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case OPT_TAG_LEAF:
 			o->tag_leaf = true;
 			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (parse_offset(optarg, c == OPT_FROM ? &o->from_ns : &o->to_ns)) {
+				pr_err("--%s '%s': expected seconds into the window, such as 0, 2 "
+				       "or 12.5", c == OPT_FROM ? "from" : "to", optarg);
+				return -EINVAL;
+			}
+			o->range = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -182,6 +211,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	o->input = argv[optind];
+	if (o->range && o->to_ns && o->to_ns <= o->from_ns) {
+		pr_err("--to must be later than --from; nothing would be left");
+		return -EINVAL;
+	}
 	if (o->nr_pids) {
 		o->filter.pids = o->pids;
 		o->filter.nr_pids = o->nr_pids;
@@ -196,6 +229,33 @@ static int parse(int argc, char **argv, struct report_opts *o)
 static bool filtering(const struct rec_filter *f)
 {
 	return f->pids || f->tids || f->thread_glob || f->comm_glob || f->no_idle_threads;
+}
+
+/* --from/--to: @rec cut to the range, which is said (rounded to slices) with what it leaves out. */
+static int cut_range(struct recording *rec, const struct report_opts *o)
+{
+	__u64 from = o->from_ns, to = o->to_ns ? o->to_ns : rec->prof.window_ns, unplaced = 0;
+	__u64 window = rec->prof.window_ns;
+	int err = timeline__range(rec, &from, &to, &unplaced);
+
+	if (err == -ENODATA)
+		pr_err("%s: no slices of time in this recording (saved by an older wprof): "
+		       "--from/--to need one recorded with this one", o->input);
+	else if (err == -ERANGE)
+		pr_err("%s: --from %.3f is past the window's end (%.3f s); give less", o->input,
+		       o->from_ns / 1e9, window / 1e9);
+	else if (err)
+		pr_err("%s: cannot cut the range: %s", o->input, strerror(-err));
+	if (err)
+		return err;
+	if (o->quiet)
+		return 0;
+	pr_info("the range %.3f-%.3f s of the %.3f s window (in slices of %.3f s)", from / 1e9,
+		to / 1e9, window / 1e9, rec->slice_ns / 1e9);
+	if (unplaced >= 1000)
+		pr_info("%.3f s of thread time not known by slice (threads never sampled, or "
+			"stacks never walked) is left out of the range", unplaced / 1e6);
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -221,6 +281,11 @@ int cmd_report(int argc, char **argv)
 			       "its stacks do not say their threads" : strerror(-err));
 			goto out;
 		}
+	}
+	if (o.range) {
+		err = cut_range(&rec, &o);
+		if (err)
+			goto out;
 	}
 	/* a line's frames are the same either way: only where its tag goes changes */
 	if (o.tag_leaf) {

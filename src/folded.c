@@ -408,6 +408,27 @@ int folded__add_piece(struct folded *f, const char *const *frames, size_t nr,
 	return put_piece(e, p);
 }
 
+int folded__add_full(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
+		     __u64 count, __u64 max, const struct folded_piece *p, size_t n)
+{
+	struct stack_ent *e;
+	ssize_t len;
+	int err = 0;
+
+	if (!nr || !frames)
+		return -EINVAL;
+	len = build_key(f, frames, nr);
+	if (len < 0)
+		return len;
+	e = entry(f, len);
+	if (!e)
+		return -ENOMEM;
+	add_to(e, weight, count, max);
+	for (size_t i = 0; i < n && !err; i++)
+		err = put_piece(e, &p[i]);
+	return err;
+}
+
 int folded__put_pieces(struct folded *f, const char *line, size_t len,
 		       const struct folded_piece *p, size_t n)
 {

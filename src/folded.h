@@ -49,6 +49,9 @@ struct folded_piece {
 /* folded__add_stats() of @p's weight, count and max, and @p kept as the line's. */
 int folded__add_piece(struct folded *f, const char *const *frames, size_t nr,
 		      const struct folded_piece *p);
+/* folded__add_stats(), and @p[0..@n) kept as the line's pieces (their totals not added). */
+int folded__add_full(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
+		     __u64 count, __u64 max, const struct folded_piece *p, size_t n);
 /*
  * Keep @p[0..@n) as pieces of the line @line (@len bytes, as folded__for_each()
  * gives it), which must be there: its totals are not changed. 0, -ENOENT or

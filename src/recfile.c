@@ -36,13 +36,14 @@ enum rec_section {
 	RS_PROCS,
 	RS_ORIGINS,
 	RS_BLOCKS,
+	RS_SLICES,
 	RS_CNT,
 };
 
 static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
-	"notes", "processes", "frame origins", "long blocks",
+	"notes", "processes", "frame origins", "long blocks", "slices",
 };
 
 /* RS_INFO flags */
@@ -191,6 +192,22 @@ static int put_line(const char *line, __u64 weight, __u64 count, __u64 max, void
 	return b->oom ? -ENOMEM : 0;
 }
 
+static int put_pieces(const char *line, __u64 weight, __u64 count, __u64 max,
+		      const struct folded_piece *p, size_t n, void *ctx)
+{
+	struct bytebuf *b = ctx;
+
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
+		put_u32(b, p[i].slice);
+		put_u32(b, p[i].span);
+		put_u64(b, p[i].weight);
+		put_u64(b, p[i].count);
+		put_u64(b, p[i].max);
+	}
+	return b->oom ? -ENOMEM : 0;
+}
+
 /* RS_BLOCKS flags */
 enum {
 	BF_OPEN = 1 << 0,
@@ -284,6 +301,16 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 	}
 	end_section(b, s);
 
+	/* before the lines: the reader gives each line its pieces as it adds it */
+	if (r->slice_ns) {
+		s = begin_section(b, RS_SLICES);
+		put_u64(b, r->slice_ns);
+		put_u64(b, folded__nr(r->lines));
+		err = folded__for_each_pieces(r->lines, put_pieces, b);
+		end_section(b, s);
+		if (err)
+			return err;
+	}
 	s = begin_section(b, RS_LINES);
 	put_u64(b, folded__nr(r->lines));
 	err = folded__for_each(r->lines, put_line, b);
@@ -422,11 +449,19 @@ static void get_counters(struct rbuf *b, void *base, const size_t *offs, size_t 
 	}
 }
 
+/* One line's pieces, read before the line (RS_SLICES). */
+struct line_pieces {
+	struct folded_piece *p;
+	__u32 n;
+};
+
 struct loader {
 	struct recording *r;
 	char *why;
 	size_t size;
 	bool seen[RS_CNT];
+	struct line_pieces *pieces; /* by line, in the file's order */
+	__u64 nr_pieces;
 	__u64 cut; /* stacks cut to the limits here (the file may count more, cut before) */
 };
 
@@ -600,10 +635,16 @@ static int read_lines(struct loader *l, struct rbuf *b)
 		free(cut);
 		return -ENOMEM;
 	}
+	if (l->pieces && l->nr_pieces != n) {
+		free(cut);
+		return fail(l, -EBADMSG, "corrupt recording (%s)",
+			    "slices: not as many lines as the stacks");
+	}
 	for (__u64 i = 0; i < n && !err; i++) {
 		__u32 len = get_u32(b);
 		const char *line = take(b, len);
 		__u64 weight = get_u64(b), count = get_u64(b), max = get_u64(b);
+		const struct line_pieces *lp = l->pieces ? &l->pieces[i] : NULL;
 
 		if (b->short_)
 			break;
@@ -617,7 +658,8 @@ static int read_lines(struct loader *l, struct rbuf *b)
 			len = cut_len;
 			l->cut++;
 		}
-		err = rec_splitter__add(&sp, r->lines, line, len, 0, 0, weight, count, max);
+		err = rec_splitter__add_pieces(&sp, r->lines, line, len, 0, 0, weight, count, max,
+					       lp ? lp->p : NULL, lp ? lp->n : 0);
 	}
 	rec_splitter__free(&sp);
 	free(cut);
@@ -625,6 +667,43 @@ static int read_lines(struct loader *l, struct rbuf *b)
 		return err;
 	if (err)
 		return fail(l, -EBADMSG, "corrupt recording (%s: a malformed line)", "stacks");
+	return 0;
+}
+
+/* u32 slice, u32 span, 3 u64 */
+#define PIECE_BYTES (2 * 4 + 3 * 8)
+
+static int read_slices(struct loader *l, struct rbuf *b)
+{
+	__u64 slice_ns = get_u64(b), n = get_u64(b);
+
+	if (l->seen[RS_LINES])
+		return fail(l, -EBADMSG, "corrupt recording (%s)", "slices after the stacks");
+	if (!count_fits(b, n, 4) || !slice_ns)
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "slices");
+	l->r->slice_ns = slice_ns;
+	l->pieces = calloc(n + 1, sizeof(*l->pieces));
+	if (!l->pieces)
+		return -ENOMEM;
+	for (__u64 i = 0; i < n && !b->short_; i++) {
+		struct line_pieces *lp = &l->pieces[l->nr_pieces++];
+		__u32 k = get_u32(b);
+
+		if (!count_fits(b, k, PIECE_BYTES))
+			return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+				    "slices");
+		lp->p = calloc(k + 1, sizeof(*lp->p));
+		if (!lp->p)
+			return -ENOMEM;
+		for (__u32 j = 0; j < k && !b->short_; j++, lp->n++) {
+			lp->p[j].slice = get_u32(b);
+			lp->p[j].span = get_u32(b);
+			lp->p[j].weight = get_u64(b);
+			lp->p[j].count = get_u64(b);
+			lp->p[j].max = get_u64(b);
+		}
+	}
 	return 0;
 }
 
@@ -790,6 +869,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return read_origins(l, b);
 	case RS_BLOCKS:
 		return read_blocks(l, b);
+	case RS_SLICES:
+		return read_slices(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}
@@ -923,6 +1004,9 @@ int recfile__parse(const void *buf, size_t len, struct recording *r, char *why, 
 	}
 	err = parse(&l, raw, raw_len);
 	free(raw);
+	for (__u64 i = 0; i < l.nr_pieces; i++)
+		free(l.pieces[i].p);
+	free(l.pieces);
 	if (err)
 		recording__free(r);
 	return err;

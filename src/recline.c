@@ -123,6 +123,14 @@ int rec_line__for_each_frame(const char *s, size_t len,
 int rec_splitter__add(struct rec_splitter *sp, struct folded *out, const char *line, size_t len,
 		      size_t skip, size_t nskip, __u64 weight, __u64 count, __u64 max)
 {
+	return rec_splitter__add_pieces(sp, out, line, len, skip, nskip, weight, count, max, NULL,
+					0);
+}
+
+int rec_splitter__add_pieces(struct rec_splitter *sp, struct folded *out, const char *line,
+			     size_t len, size_t skip, size_t nskip, __u64 weight, __u64 count,
+			     __u64 max, const struct folded_piece *pieces, size_t n)
+{
 	size_t nr = 0;
 	char *p;
 
@@ -158,7 +166,7 @@ int rec_splitter__add(struct rec_splitter *sp, struct folded *out, const char *l
 		memmove(&sp->frames[skip], &sp->frames[skip + nskip],
 			(nr - skip - nskip) * sizeof(*sp->frames));
 	}
-	return folded__add_stats(out, sp->frames, nr - nskip, weight, count, max);
+	return folded__add_full(out, sp->frames, nr - nskip, weight, count, max, pieces, n);
 }
 
 void rec_splitter__free(struct rec_splitter *sp)

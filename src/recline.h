@@ -81,6 +81,10 @@ struct rec_splitter {
  */
 int rec_splitter__add(struct rec_splitter *sp, struct folded *out, const char *line, size_t len,
 		      size_t skip, size_t nskip, __u64 weight, __u64 count, __u64 max);
+/* rec_splitter__add(), the line keeping pieces @p[0..@n) (folded__add_full()). */
+int rec_splitter__add_pieces(struct rec_splitter *sp, struct folded *out, const char *line,
+			     size_t len, size_t skip, size_t nskip, __u64 weight, __u64 count,
+			     __u64 max, const struct folded_piece *p, size_t n);
 void rec_splitter__free(struct rec_splitter *sp);
 
 /*

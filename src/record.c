@@ -811,6 +811,7 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	if (!r->cmdline)
 		return -ENOMEM;
 	r->long_block_ns = o->long_block_ns;
+	r->slice_ns = o->slice_ns;
 	if (capture_blocks(r, s))
 		return -ENOMEM;
 	return capture_hints(r, sym);

@@ -67,7 +67,8 @@ static bool selected(const struct profile *p, __u32 pid, __u32 tid)
 }
 
 /* Keep a line of a selected thread, frames and counts as they are. */
-static int keep_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+static int keep_line(const char *line, __u64 weight, __u64 count, __u64 max,
+		     const struct folded_piece *p, size_t n, void *ctx)
 {
 	struct filter_ctx *c = ctx;
 	struct rec_line rl;
@@ -76,7 +77,8 @@ static int keep_line(const char *line, __u64 weight, __u64 count, __u64 max, voi
 		return -EINVAL;
 	if (!selected(&c->r->prof, rl.pid, rl.tid))
 		return 0;
-	return rec_splitter__add(&c->sp, c->out, line, strlen(line), 0, 0, weight, count, max);
+	return rec_splitter__add_pieces(&c->sp, c->out, line, strlen(line), 0, 0, weight, count,
+					max, p, n);
 }
 
 /* Keep the long blocks of the selected threads, in their order. */
@@ -128,7 +130,7 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 	c.out = folded__new();
 	if (!c.out)
 		return -ENOMEM;
-	err = folded__for_each(r->lines, keep_line, &c);
+	err = folded__for_each_pieces(r->lines, keep_line, &c);
 	rec_splitter__free(&c.sp);
 	if (err) {
 		folded__free(c.out);
@@ -149,7 +151,8 @@ struct leaf_ctx {
 };
 
 /* "TAG;REST" as "REST;TAG"; a line without a tag frame as it is. */
-static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max,
+		     const struct folded_piece *p, size_t n, void *ctx)
 {
 	struct leaf_ctx *c = ctx;
 	const char *semi = strchr(line, ';');
@@ -159,7 +162,8 @@ static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max, voi
 	if (rec_line__split(line, false, c->ids, &rl))
 		return -EINVAL;
 	if (!rl.tag.len || !semi)
-		return rec_splitter__add(&c->sp, c->out, line, len, 0, 0, weight, count, max);
+		return rec_splitter__add_pieces(&c->sp, c->out, line, len, 0, 0, weight, count,
+						max, p, n);
 	tag = semi - line;
 	rest = len - tag - 1;
 	if (c->cap < len + 1) {
@@ -173,7 +177,8 @@ static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max, voi
 	memcpy(c->buf, semi + 1, rest);
 	c->buf[rest] = ';';
 	memcpy(c->buf + rest + 1, line, tag);
-	return rec_splitter__add(&c->sp, c->out, c->buf, len, 0, 0, weight, count, max);
+	return rec_splitter__add_pieces(&c->sp, c->out, c->buf, len, 0, 0, weight, count, max, p,
+					n);
 }
 
 int recording__tag_leaf(struct recording *r)
@@ -186,7 +191,7 @@ int recording__tag_leaf(struct recording *r)
 	c.out = folded__new();
 	if (!c.out)
 		return -ENOMEM;
-	err = folded__for_each(r->lines, leaf_line, &c);
+	err = folded__for_each_pieces(r->lines, leaf_line, &c);
 	rec_splitter__free(&c.sp);
 	free(c.buf);
 	if (err) {

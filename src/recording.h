@@ -60,10 +60,21 @@ struct recording {
 	char *notes;          /* the summary's closing lines (JIT, debug hints), or NULL */
 	struct rec_proc *procs; /* the processes of the threads whose command line is known */
 	size_t nr_procs;
+	/*
+	 * --slice: the lines' pieces (folded__for_each_pieces()) are in slices
+	 * this long from the window's start; 0: the recording has none
+	 */
+	__u64 slice_ns;
 	__u64 long_block_ns;      /* --long-block; 0: none were kept */
 	struct rec_block *blocks; /* the longest long blocks, by start */
 	size_t nr_blocks;
 };
+
+/* How many slices the window has: the last may be shorter. 0 without slices. */
+static inline __u64 recording__nr_slices(const struct recording *r)
+{
+	return r->slice_ns ? (r->prof.window_ns + r->slice_ns - 1) / r->slice_ns : 0;
+}
 
 /* The whole length of @b. */
 static inline __u64 rec_block__ns(const struct rec_block *b)

@@ -774,7 +774,12 @@ int report__json(const struct recording *r, FILE *f)
 	fprintf(f, "{\n  \"window_us\": %llu, \"freq_hz\": %llu, \"period_us\": %llu,\n",
 		(unsigned long long)p->window_ns / 1000, (unsigned long long)r->info.freq_hz,
 		(unsigned long long)p->period_ns / 1000);
-	timeline__json(r, f);
+	err = timeline__json(r, f);
+	if (err) {
+		free(threads);
+		free(procs);
+		return err;
+	}
 	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
 		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
 		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);

@@ -3,10 +3,12 @@
  * The long blocks of a recording, written for people (the summary, the
  * threads table) and for programs (the JSON report).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "hmap.h"
 #include "recline.h"
 #include "safestr.h"
 #include "timeline.h"
@@ -158,7 +160,136 @@ static void json_frames(FILE *f, const char *s)
 	fputc(']', f);
 }
 
-void timeline__json(const struct recording *r, FILE *f)
+/* The columns of a thread's slices: the states as the threads' JSON names them */
+enum { COL_ON, COL_STEAL, COL_RUNQ, COL_SLEEP, COL_DISK, NR_COLS };
+static const char *const col_names[NR_COLS] = {
+	"on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us",
+};
+
+struct thread_slices {
+	__u32 pid, tid;
+	__u64 *us; /* [NR_COLS][nr slices] */
+};
+
+struct slices_ctx {
+	const struct recording *r;
+	__u64 nr;
+	struct hmap by_id;
+	struct thread_slices *t;
+	size_t nr_t, cap_t;
+	int err;
+};
+
+static int col_of(enum rec_kind k)
+{
+	switch (k) {
+	case REC_ON_CPU:
+		return COL_ON;
+	case REC_STEAL:
+		return COL_STEAL;
+	case REC_RUNQ:
+		return COL_RUNQ;
+	case REC_DISK:
+		return COL_DISK;
+	default:
+		return COL_SLEEP;
+	}
+}
+
+static struct thread_slices *slices_of(struct slices_ctx *c, __u32 pid, __u32 tid)
+{
+	void *v = hmap__get(&c->by_id, pid, tid), *old;
+	struct thread_slices *t;
+
+	if (v)
+		return &c->t[(size_t)v - 1];
+	if (c->nr_t == c->cap_t) {
+		size_t cap = c->cap_t ? 2 * c->cap_t : 16;
+
+		t = realloc(c->t, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		c->t = t;
+		c->cap_t = cap;
+	}
+	t = &c->t[c->nr_t];
+	t->pid = pid;
+	t->tid = tid;
+	t->us = calloc(NR_COLS * c->nr, sizeof(*t->us));
+	if (!t->us || hmap__put(&c->by_id, pid, tid, (void *)(c->nr_t + 1), &old)) {
+		free(t->us);
+		return NULL;
+	}
+	c->nr_t++;
+	return t;
+}
+
+/* A line's pieces into its thread's slices: a piece's time spread evenly, to the us. */
+static int slice_line(const char *line, __u64 weight, __u64 count, __u64 max,
+		      const struct folded_piece *p, size_t n, void *ctx)
+{
+	struct slices_ctx *c = ctx;
+	struct thread_slices *t = NULL;
+	struct rec_line rl;
+	int col;
+
+	if (rec_line__split(line, c->r->tag_leaf, c->r->ids, &rl))
+		return -EINVAL;
+	col = col_of(rl.kind);
+	for (size_t i = 0; i < n; i++) {
+		__u64 each, rest;
+
+		if (!p[i].span || p[i].slice >= c->nr)
+			continue;
+		if (!t && !(t = slices_of(c, rl.pid, rl.tid)))
+			return -ENOMEM;
+		each = p[i].weight / p[i].span;
+		rest = p[i].weight % p[i].span;
+		for (__u64 s = p[i].slice; s < (__u64)p[i].slice + p[i].span && s < c->nr; s++)
+			t->us[col * c->nr + s] += each + (s - p[i].slice < rest);
+	}
+	return 0;
+}
+
+static int cmp_slices(const void *a, const void *b)
+{
+	const struct thread_slices *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* "slices": each thread's time by state and slice, from its lines' pieces. */
+static int json_slices(const struct recording *r, FILE *f)
+{
+	struct slices_ctx c = { .r = r, .nr = recording__nr_slices(r) };
+	int err = c.nr && r->ids ? folded__for_each_pieces(r->lines, slice_line, &c) : 0;
+
+	fprintf(f, "  \"slice_ns\": %llu, \"slices\": [", (unsigned long long)r->slice_ns);
+	if (!err && c.nr_t)
+		qsort(c.t, c.nr_t, sizeof(*c.t), cmp_slices);
+	for (size_t i = 0; i < c.nr_t && !err; i++) {
+		fprintf(f, "%s\n    {\"pid\": %u, \"tid\": %u", i ? "," : "", c.t[i].pid,
+			c.t[i].tid);
+		for (int k = 0; k < NR_COLS; k++) {
+			fprintf(f, ", \"%s\": [", col_names[k]);
+			for (__u64 s = 0; s < c.nr; s++)
+				fprintf(f, "%s%llu", s ? ", " : "",
+					(unsigned long long)c.t[i].us[k * c.nr + s]);
+			fputc(']', f);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n");
+	for (size_t i = 0; i < c.nr_t; i++)
+		free(c.t[i].us);
+	free(c.t);
+	hmap__clear(&c.by_id);
+	return err;
+}
+
+int timeline__json(const struct recording *r, FILE *f)
 {
 	fprintf(f, "  \"start_unix_ns\": %llu, \"window_ns\": %llu, \"long_block_ns\": %llu,\n",
 		(unsigned long long)r->info.start_ns, (unsigned long long)r->prof.window_ns,
@@ -184,4 +315,5 @@ void timeline__json(const struct recording *r, FILE *f)
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n");
+	return json_slices(r, f);
 }

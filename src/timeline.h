@@ -19,10 +19,22 @@ void timeline__summary(const struct recording *r, FILE *f);
  */
 const struct rec_block *timeline__longest(const struct recording *r, __u32 pid, __u32 tid);
 
-/* The JSON report's "start_unix_ns" ... "long_blocks": [...] members, each line ending in ",". */
-void timeline__json(const struct recording *r, FILE *f);
+/*
+ * The JSON report's "start_unix_ns" ... "long_blocks": [...], "slice_ns",
+ * "slices": [...] members, each line ending in ",". 0 or -errno.
+ */
+int timeline__json(const struct recording *r, FILE *f);
 
 /* The state's name in the JSON report: "sleep", "disk", "runqueue". */
 const char *timeline__state(__u32 state);
+
+/*
+ * Cut @r to [*@from, *@to) ns of its window, rounded out to whole slices
+ * (which *@from and *@to get), as if it had recorded that alone: its lines,
+ * threads' times and long blocks; @unplaced_us gets the time of lines not
+ * known by slice, left out. 0, -ENODATA (no slices), -ERANGE (an empty
+ * range) or -ENOMEM.
+ */
+int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced_us);
 
 #endif /* WPROF_TIMELINE_H */

@@ -32,7 +32,7 @@ require_workload stalls
 
 # -d 40 is only a safety net: recording ends when the command exits (~6 s
 # idle, ~10 s beside two CPU burners).
-run_wprof rec record --stats -d 40 -o "$TMP/s.json" -- \
+run_wprof rec record --stats -d 40 --slice 50ms -o "$TMP/s.json" -o "$TMP/s.wprof" -- \
 	"$WORKLOADS/stalls" -n 6 -l "$TMP/stalls.log"
 check_wprof_ok rec
 [ -s "$TMP/s.json" ] || fatal "no output"
@@ -141,4 +141,24 @@ while IFS=$'\t' read -r res what; do
 	*) check "$what" test "$res" = 1 ;;
 	esac
 done <"$TMP/checks"
+# --from/--to around one stall (the third: 622 ms), rounded out to the 50 ms
+# slices: that stall's off-CPU time under stall_here, to 1% of its logged
+# length (the wait for a CPU after it included, as in the log), and none of
+# the others' (at least 150 ms of CPU apart); the range's window is the
+# slices it covers.
+read -r w0 < <(json_eval "$TMP/s.json" 'j["start_unix_ns"]')
+read -r st len < <(awk '$1 == "stall" { if (++n == 3) print $2, $3 }' "$TMP/stalls.log")
+from=$(awk -v s="$st" -v w="$w0" 'BEGIN { printf "%.6f", (s - w) / 1e9 }')
+to=$(awk -v s="$st" -v l="$len" -v w="$w0" 'BEGIN { printf "%.6f", (s + l - w) / 1e9 }')
+run_wprof range report "$TMP/s.wprof" --from "$from" --to "$to" -f json -o "$TMP/range.json"
+check_wprof_ok range
+check_json "$TMP/range.json"
+got=$(json_eval "$TMP/range.json" 'sum(s["total_us"] for s in j["stacks"]
+	if s["tag"].startswith("off-cpu") and "stall_here" in s["frames"])')
+win=$(json_eval "$TMP/range.json" 'j["window_us"]')
+log "stall 3: ${len} ns logged from +${from} s; --from $from --to $to: ${got:-?} us under stall_here, window ${win:-?} us"
+check "--from/--to around stall 3: its time under stall_here is its logged length within 1% ($got us vs $((len / 1000)) us)" \
+	awk -v g="${got:-0}" -v l="$len" 'BEGIN { d = g * 1000 - l; exit !(d <= l / 100 && -d <= l / 100) }'
+check "--from/--to: the range's window is whole 50 ms slices around the stall (${win} us)" \
+	awk -v w="${win:-0}" -v l="$len" 'BEGIN { exit !(w * 1000 >= l && w * 1000 <= l + 100000000 && w % 50000 == 0) }'
 finish

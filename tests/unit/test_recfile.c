@@ -19,6 +19,7 @@
 #include "recline.h"
 #include "report.h"
 #include "statnames.h"
+#include "timeline.h"
 #include "unit.h"
 #include "util.h"
 
@@ -109,6 +110,28 @@ static void make(struct recording *r)
 	}
 }
 
+/*
+ * Slices of 1 ms over the 2 ms window: the pool thread's sleep line (300 us)
+ * has 100 us in slice 0 and 200 us in slice 1, where its one interval ended;
+ * the other thread's sleep (500 us), 250 us in each of slices 0 and 1, one
+ * piece spread over both.
+ */
+static void add_pieces(struct recording *r)
+{
+	static const struct folded_piece pool[] = {
+		{ .slice = 0, .span = 1, .weight = 100 },
+		{ .slice = 1, .span = 1, .weight = 200, .count = 3, .max = 250 },
+	};
+	static const struct folded_piece other[] = {
+		{ .slice = 0, .span = 2, .weight = 500, .count = 5, .max = 300 },
+	};
+	const char *a = lines[2], *b = lines[4];
+
+	r->slice_ns = 1000000;
+	CHECK_EQ_S64(folded__put_pieces(r->lines, a, strlen(a), pool, 2), 0, "pool's pieces");
+	CHECK_EQ_S64(folded__put_pieces(r->lines, b, strlen(b), other, 1), 0, "other's piece");
+}
+
 /* What @r writes in @format (or the summary for -1), malloc'd. */
 static char *written(struct recording *r, int format, size_t *len)
 {
@@ -148,6 +171,7 @@ static void test_roundtrip(void)
 	int err;
 
 	make(&a);
+	add_pieces(&a);
 	file = written(&a, FORMAT_WPROF, &len);
 	CHECK(file && len > 2, "saved (%zu bytes)", len);
 	if (!file)
@@ -318,6 +342,46 @@ static void test_foreign_and_newer(void)
 	      "a newer version: %s", why);
 	err = recfile__parse("", 0, &r, why, sizeof(why));
 	CHECK(err == -ENOMSG, "an empty file: %s", why);
+}
+
+/* --from/--to: the second slice alone, exact from the pieces; no slices: refused. */
+static void test_range(void)
+{
+	struct recording r;
+	__u64 from = 1000000, to = 1500000, unplaced = 0;
+	char *text;
+	size_t len = 0;
+
+	make(&r);
+	add_pieces(&r);
+	/* in the 2 ms window: 0.1-1.62 ms, and 1.2 ms on past its end */
+	r.blocks[0].offset_ns = 100000;
+	r.blocks[0].blocked_ns = 1500000;
+	r.blocks[1].offset_ns = 1200000;
+	CHECK_EQ_S64(timeline__range(&r, &from, &to, &unplaced), 0, "the range 1-1.5 ms");
+	CHECK(from == 1000000 && to == 2000000 && r.prof.window_ns == 1000000,
+	      "rounded out to the slice 1-2 ms (%llu-%llu)", (unsigned long long)from,
+	      (unsigned long long)to);
+	text = written(&r, FORMAT_FOLDED, &len);
+	CHECK_STREQ(text ? text : "", "off-cpu:sleep;other;main;poll;do_sys_poll_[k] 250\n"
+		    "off-cpu:sleep;pool;start;wait;futex_wait_[k] 200\n",
+		    "each line's time in the slice, no other line (none known by slice)");
+	CHECK_EQ_U64(unplaced, 700, "the lines without pieces: 100 + 200 + 400 us left out");
+	CHECK(r.prof.nr_threads == 2 && r.prof.threads[0].off_us[WPROF_OFF_SLEEP] +
+	      r.prof.threads[1].off_us[WPROF_OFF_SLEEP] == 450, "two threads, 450 us asleep");
+	CHECK(r.nr_blocks == 2 && r.blocks[0].offset_ns == 0 && r.blocks[0].blocked_ns == 600000 &&
+	      r.blocks[0].runq_ns == 20000 && !r.blocks[0].open &&
+	      r.blocks[1].offset_ns == 200000 && r.blocks[1].blocked_ns == 800000 &&
+	      r.blocks[1].open, "the long blocks cut to the range");
+	free(text);
+	recording__free(&r);
+
+	make(&r);
+	from = 0;
+	to = 1;
+	CHECK_EQ_S64(timeline__range(&r, &from, &to, &unplaced), -ENODATA,
+		     "a recording without slices: refused");
+	recording__free(&r);
 }
 
 static void test_filter(void)
@@ -538,6 +602,7 @@ int main(void)
 	test_foreign_and_newer();
 	test_filter();
 	test_steal();
+	test_range();
 	test_deep_lines();
 	test_foreign_early();
 	return unit_done();
