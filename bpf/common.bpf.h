@@ -449,6 +449,8 @@ static __always_inline bool add_piece(void *map, const void *key, __u64 delta_ns
 
 /* Slices of the window (--slice), slice_ns long; 0: one, the whole window. */
 const volatile __u64 slice_ns __weak = 0;
+/* ... and each thread's time by slice is kept (add_time()) */
+const volatile bool thread_times __weak = false;
 
 /* The slice @ts is in (one before the window's start: the first). */
 static __always_inline __u32 slice_of(__u64 ts)

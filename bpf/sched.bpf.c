@@ -286,6 +286,10 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		return;
 	split = wprof_interval_split(start, now, wake, state);
 	ns = span(start, split);
+	if (thread_times) {
+		add_time(th, state, clip(start), ns);
+		add_time(th, WPROF_OFF_RUNQ, clip(split), span(split, now));
+	}
 	if (ns) {
 		th->off_ns[state] += ns;
 		th->blocks++;
@@ -367,8 +371,14 @@ __weak __noinline int close_unseen(struct wprof_thread *th, __u64 now, __u64 wak
 /* On-CPU time in the window. */
 static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to)
 {
-	if (window_open())
-		th->on_ns += span(from, to);
+	__u64 ns;
+
+	if (!window_open())
+		return;
+	ns = span(from, to);
+	th->on_ns += ns;
+	if (thread_times)
+		add_time(th, WPROF_ON_CPU, clip(from), ns);
 }
 
 #define TASK_STOPPED_TRACED 0x000c /* __TASK_STOPPED | __TASK_TRACED */

@@ -650,6 +650,88 @@ static __always_inline __u64 task_kernel_stack(struct task_struct *task, __u32 s
 	return store_stack(st, false);
 }
 
+/* Add @ns[] to the thread's time in slices [@slice, @slice + @span) (WPROF_KEY_TIME). */
+static __always_inline void put_time(struct wprof_thread *th, __u32 slice, __u32 span,
+				     const __u64 *ns)
+{
+	struct wprof_key key = {
+		.pid = th->pid, .tid = th->tid, .state = WPROF_KEY_TIME, .start_id = th->start_id,
+		.slice = slice, .span = span,
+	};
+	struct wprof_time *v, zero = {};
+	void *map = active_map(&counts);
+	__u64 sum = 0;
+
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		sum += ns[i];
+	if (!sum)
+		return;
+	v = map ? bpf_map_lookup_elem(map, &key) : NULL;
+	if (!v && map) {
+		long err = bpf_map_update_elem(map, &key, &zero, BPF_NOEXIST);
+
+		if (!err || err == -EEXIST)
+			v = bpf_map_lookup_elem(map, &key);
+	}
+	if (!v) {
+		stat_add(WPROF_STAT_COUNTS_FULL, 1);
+		stat_add(WPROF_STAT_DROPPED_NS, sum);
+		return;
+	}
+	/* one thread's key, added to on the CPU it runs on or is switched in on */
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		v->ns[i] += ns[i];
+}
+
+/*
+ * --slice: @ns of the thread's time in @state from @from on (in the window,
+ * after every time added before), to its slices: in its accumulators while
+ * in their slice, to a WPROF_KEY_TIME key as it moves on (the whole slices
+ * of a long part as one). A global function: checked once.
+ */
+__weak __noinline int add_time(struct wprof_thread *th, __u32 state, __u64 from, __u64 ns)
+{
+	__u64 edge0, edge1, start, mid[WPROF_STATE_CNT] = {};
+	__u32 s0, s1;
+
+	if (!th || !ns || !thread_times || !slice_ns || state >= WPROF_STATE_CNT)
+		return 0;
+	s0 = slice_of(from);
+	s1 = slice_of(from + ns - 1);
+	/* a part that starts in a slice already passed (clocks a little apart): from its end */
+	if (s0 < th->acc_slice) {
+		start = window_start_ns + (__u64)th->acc_slice * slice_ns;
+		if (from + ns <= start) {
+			th->acc_ns[state] += ns;
+			return 0;
+		}
+		ns -= start - from;
+		from = start;
+		s0 = th->acc_slice;
+	}
+	if (s0 > th->acc_slice) {
+		put_time(th, th->acc_slice, 1, th->acc_ns);
+		__builtin_memset(th->acc_ns, 0, sizeof(th->acc_ns));
+		th->acc_slice = s0;
+	}
+	if (s1 <= s0) {
+		th->acc_ns[state] += ns;
+		return 0;
+	}
+	edge0 = window_start_ns + (__u64)(s0 + 1) * slice_ns;
+	edge1 = window_start_ns + (__u64)s1 * slice_ns;
+	th->acc_ns[state] += edge0 - from;
+	put_time(th, s0, 1, th->acc_ns);
+	__builtin_memset(th->acc_ns, 0, sizeof(th->acc_ns));
+	if (s1 > s0 + 1) {
+		mid[state] = edge1 - edge0;
+		put_time(th, s0 + 1, s1 - s0 - 1, mid);
+	}
+	th->acc_slice = s1;
+	th->acc_ns[state] = from + ns - edge1;
+	return 0;
+}
+
 static __always_inline bool part_kept(__u64 ns)
 {
 	return ns >= min_block_ns && ns <= max_block_ns;

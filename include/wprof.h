@@ -372,6 +372,24 @@ struct wprof_thread {
 	__u64 end_ustack_id, end_kstack_id;
 	char waker_comm[WPROF_COMM_LEN];
 	char comm[WPROF_COMM_LEN];
+	/*
+	 * --slice: its time in slice acc_slice so far, by state (runs as
+	 * WPROF_ON_CPU, their steal in it), not yet in a WPROF_KEY_TIME key
+	 */
+	__u32 acc_slice;
+	__u32 acc_pad;
+	__u64 acc_ns[WPROF_STATE_CNT];
+};
+
+/*
+ * A key of this state (ustack_id, kstack_id 0) holds its thread's exact time
+ * in slices [slice, slice + span) (spread evenly), by state: its value is a
+ * struct wprof_time, not a struct wprof_val (the same size). Added to once
+ * per slice a thread moves on from, not at every switch.
+ */
+#define WPROF_KEY_TIME 16
+struct wprof_time {
+	__u64 ns[WPROF_STATE_CNT];
 };
 
 /*

@@ -150,6 +150,15 @@ static inline bool opts__line_ids(const struct record_opts *o)
 	return false;
 }
 
+/*
+ * Whether each thread's exact time by slice is kept (--slice): for the
+ * outputs that name threads in their lines, those that show it.
+ */
+static inline bool opts__thread_times(const struct record_opts *o)
+{
+	return o->slice_ns && opts__line_ids(o);
+}
+
 /* Whether an output lists every thread (and so needs every thread's row). */
 static inline bool opts__thread_rows(const struct record_opts *o)
 {

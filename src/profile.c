@@ -183,6 +183,36 @@ static bool read_comm(const char *path, char *buf, size_t size)
 	return true;
 }
 
+/*
+ * --slice: the thread's time in its last slice (its accumulators), and what
+ * is still open at the window's end (its run, or its interval) by slice.
+ */
+static int collect_times(struct builder *b, const struct wprof_thread *th)
+{
+	__u64 start = session__window_start_ns(b->s), end = session__window_end_ns(b->s);
+	__u64 len = b->o->slice_ns, blocked, runq, from;
+	struct threadtimes *tt = &b->p->times;
+	int err;
+
+	if (!opts__thread_times(b->o))
+		return 0;
+	err = threadtimes__add(tt, th->pid, th->tid, th->start_id, th->acc_slice, 1, th->acc_ns);
+	if (!err && !th->exit_ns && th->oncpu_since_ns && end > th->oncpu_since_ns) {
+		from = th->oncpu_since_ns > start ? th->oncpu_since_ns : start;
+		err = threadtimes__add_part(tt, th->pid, th->tid, th->start_id, len, WPROF_ON_CPU,
+					    from - start, end - from);
+	}
+	if (err || !open_interval(th, b->s, &blocked, &runq))
+		return err;
+	from = th->off_since_ns > start ? th->off_since_ns : start;
+	err = threadtimes__add_part(tt, th->pid, th->tid, th->start_id, len, th->off_state,
+				    from - start, blocked);
+	if (!err)
+		err = threadtimes__add_part(tt, th->pid, th->tid, th->start_id, len,
+					    WPROF_OFF_RUNQ, from - start + blocked, runq);
+	return err;
+}
+
 /* Pass 1: the BPF side's exact totals, plus what is still open at the end. */
 static int collect_thread(const struct wprof_thread *th, void *ctx)
 {
@@ -209,6 +239,8 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 	if (t->off_ns[WPROF_STEAL] > t->on_ns)
 		t->off_ns[WPROF_STEAL] = t->on_ns;
 	t->on_ns -= t->off_ns[WPROF_STEAL];
+	if (collect_times(b, th))
+		return -ENOMEM;
 	if (!open_interval(th, b->s, &blocked, &runq))
 		return 0;
 	if (blocked) {
@@ -551,7 +583,13 @@ static int add_val_line(struct builder *b, const struct wprof_key *k,
 static int add_count(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
 {
 	struct builder *b = ctx;
-	struct thread_acct *t = find_thread(b->p, k->tid, k->start_id);
+	struct thread_acct *t;
+
+	/* a thread's exact time by slice: no line of its own */
+	if (k->state == WPROF_KEY_TIME)
+		return threadtimes__add(&b->p->times, k->pid, k->tid, k->start_id, k->slice,
+					k->span, ((const struct wprof_time *)v)->ns);
+	t = find_thread(b->p, k->tid, k->start_id);
 
 	/*
 	 * Its lines are made (its row may be gone since, profile__compact()):
@@ -590,48 +628,21 @@ static int add_wake(const struct wprof_wake_key *k, const struct wprof_val *v, v
 	return add_val_line(b, NULL, k, v);
 }
 
-/*
- * Split @ns of time from @from on at the window's slice edges, as
- * bpf/common.bpf.h's add_sliced() does: up to three pieces, the whole
- * slices between the first and the last as one. Returns how many.
- */
-static int split_slices(const struct builder *b, __u64 from, __u64 ns, struct folded_piece *out)
-{
-	__u64 start = session__window_start_ns(b->s), len = b->o->slice_ns, s0, s1, e0, e1;
-	int n = 0;
-
-	if (!len) {
-		out[0] = (struct folded_piece){ .slice = 0, .span = 1, .weight = ns };
-		return 1;
-	}
-	s0 = from > start ? (from - start) / len : 0;
-	s1 = from + ns - (ns ? 1 : 0) > start ? (from + ns - (ns ? 1 : 0) - start) / len : 0;
-	if (s0 >= s1) {
-		out[0] = (struct folded_piece){ .slice = s0, .span = 1, .weight = ns };
-		return 1;
-	}
-	e0 = start + (s0 + 1) * len;
-	e1 = start + s1 * len;
-	out[n++] = (struct folded_piece){ .slice = s0, .span = 1, .weight = e0 - from };
-	if (s1 > s0 + 1)
-		out[n++] = (struct folded_piece){ .slice = s0 + 1, .span = s1 - s0 - 1,
-						  .weight = e1 - e0 };
-	out[n++] = (struct folded_piece){ .slice = s1, .span = 1, .weight = from + ns - e1 };
-	return n;
-}
-
 /* The part of an interval open at the window's end, @ns from @from on, in its slices. */
 static int add_open_part(struct builder *b, struct wprof_key *k, __u64 from, __u64 ns)
 {
-	struct folded_piece pc[3];
-	int n = split_slices(b, from, ns, pc), err = 0;
+	struct slice_part pc[3] = { { 0, 1, ns } };
+	__u64 start = session__window_start_ns(b->s);
+	int n = 1, err = 0;
 
+	if (b->o->slice_ns)
+		n = slices__split(b->o->slice_ns, from > start ? from - start : 0, ns, pc);
 	for (int i = 0; i < n && !err; i++) {
 		bool last = i == n - 1;
 
 		k->slice = pc[i].slice;
 		k->span = pc[i].span;
-		err = add_line(b, k, NULL, last, pc[i].weight, last ? ns : 0);
+		err = add_line(b, k, NULL, last, pc[i].ns, last ? ns : 0);
 	}
 	return err;
 }

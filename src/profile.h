@@ -14,6 +14,7 @@
 #include "origins.h"
 #include "session.h"
 #include "symbolize.h"
+#include "threadtime.h"
 #include "unwtab.h"
 
 /* Per-thread accounting over the window, exact from the scheduler events. */
@@ -93,6 +94,7 @@ struct profile {
 	struct hmap dropped_ids, dropped_ids_prev;
 	struct unwtab_stats unw; /* filled by the caller, for the reports */
 	struct origins origins;  /* the file of each user and kernel frame, for pprof */
+	struct threadtimes times; /* --slice: each thread's exact time by slice */
 };
 
 /* An empty profile for a recording with @o: before profile__retire() and profile__build(). */

@@ -324,5 +324,6 @@ void profile__free(struct profile *p)
 	free(p->threads);
 	free(p->hists);
 	origins__clear(&p->origins);
+	threadtimes__free(&p->times);
 	memset(p, 0, sizeof(*p));
 }

@@ -37,13 +37,14 @@ enum rec_section {
 	RS_ORIGINS,
 	RS_BLOCKS,
 	RS_SLICES,
+	RS_TIMES,
 	RS_CNT,
 };
 
 static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
-	"notes", "processes", "frame origins", "long blocks", "slices",
+	"notes", "processes", "frame origins", "long blocks", "slices", "thread times",
 };
 
 /* RS_INFO flags */
@@ -208,6 +209,32 @@ static int put_pieces(const char *line, __u64 weight, __u64 count, __u64 max,
 	return b->oom ? -ENOMEM : 0;
 }
 
+static void put_times(struct bytebuf *b, const struct threadtimes *tt)
+{
+	size_t s;
+
+	if (!tt->nr)
+		return;
+	s = begin_section(b, RS_TIMES);
+	put_u32(b, WPROF_STATE_CNT);
+	put_u64(b, tt->nr);
+	for (size_t i = 0; i < tt->nr; i++) {
+		const struct thread_time *t = &tt->t[i];
+
+		put_u32(b, t->pid);
+		put_u32(b, t->tid);
+		put_u32(b, t->start_id);
+		put_u32(b, t->nr);
+		for (__u32 k = 0; k < t->nr; k++) {
+			put_u32(b, t->rows[k].slice);
+			put_u32(b, t->rows[k].span);
+			for (int st = 0; st < WPROF_STATE_CNT; st++)
+				put_u64(b, t->rows[k].ns[st]);
+		}
+	}
+	end_section(b, s);
+}
+
 /* RS_BLOCKS flags */
 enum {
 	BF_OPEN = 1 << 0,
@@ -346,6 +373,7 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 		end_section(b, s);
 	}
 	put_blocks(b, r);
+	put_times(b, &p->times);
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -707,6 +735,37 @@ static int read_slices(struct loader *l, struct rbuf *b)
 	return 0;
 }
 
+static int read_times(struct loader *l, struct rbuf *b)
+{
+	__u32 states = get_u32(b);
+	__u64 n = get_u64(b);
+
+	/* the states by enum wprof_state: one this build does not know is left out */
+	if (!states || states > 64 || !count_fits(b, n, 4 * 4))
+		return fail(l, -EBADMSG, "corrupt recording (%s)", "thread times: bad counts");
+	for (__u64 i = 0; i < n && !b->short_; i++) {
+		__u32 pid = get_u32(b), tid = get_u32(b), start_id = get_u32(b), rows = get_u32(b);
+
+		if (!count_fits(b, rows, 8 + 8 * (size_t)states))
+			return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+				    "thread times");
+		for (__u32 k = 0; k < rows && !b->short_; k++) {
+			__u32 slice = get_u32(b), span = get_u32(b);
+			__u64 ns[WPROF_STATE_CNT] = {};
+
+			for (__u32 st = 0; st < states; st++) {
+				__u64 v = get_u64(b);
+
+				if (st < WPROF_STATE_CNT)
+					ns[st] = v;
+			}
+			if (threadtimes__add(&l->r->prof.times, pid, tid, start_id, slice, span, ns))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int read_notes(struct loader *l, struct rbuf *b)
 {
 	bool oom = false;
@@ -871,6 +930,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return read_blocks(l, b);
 	case RS_SLICES:
 		return read_slices(l, b);
+	case RS_TIMES:
+		return read_times(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

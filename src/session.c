@@ -216,6 +216,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->min_block_ns = o->min_block_ns;
 	skel->rodata->long_block_ns = o->long_block_ns;
 	skel->rodata->slice_ns = o->slice_ns;
+	skel->rodata->thread_times = opts__thread_times(o);
 	if (!o->long_block_ns)
 		bpf_map__set_max_entries(skel->maps.blocks, getpagesize());
 	skel->rodata->max_block_ns = o->max_block_ns;
@@ -406,7 +407,7 @@ int session__open(const struct record_opts *opts, size_t unwind_rows, struct ses
 		return -errno;
 	s = calloc(1, sizeof(*s));
 	if (s) {
-		s->store = store__new();
+		s->store = store__new(opts__thread_times(opts));
 		s->held = held__new();
 		s->blocks = longblocks__new(opts->long_block_ns ? LONG_BLOCKS_MAX : 0);
 	}

@@ -31,8 +31,20 @@ struct ended_thread {
 	__u64 first_ns, exit_ns, on_ns, blocks, max_block_ns, lost_ns;
 	__u64 off_ns[WPROF_STATE_CNT], kept_ns[WPROF_STATE_CNT];
 	__u32 hist_mask;
+	__u32 acc_slice;
+	/*
+	 * its histogram's slots that are not 0 (hist_mask), then, where the
+	 * store keeps threads' times by slice, its time in its last slice
+	 * (WPROF_STATE_CNT __u64, at the next 8-byte boundary)
+	 */
 	__u32 hist[];
 };
+
+/* Where an ended thread's time in its last slice is, after its @n hist slots. */
+static void *acc_of(const struct ended_thread *e, __u32 n)
+{
+	return (char *)e->hist + (n * sizeof(e->hist[0]) + 7) / 8 * 8;
+}
 
 /* A stack's frames, no more than it has (most are far shorter than the limit). */
 struct frames {
@@ -50,11 +62,16 @@ struct store {
 	size_t nr_ended, cap_ended;
 	/* the first nr_marked were there at the last store__ripen(), nr_ripe at the one before */
 	size_t nr_marked, nr_ripe;
+	bool keep_times; /* ended threads keep their time in their last slice */
 };
 
-struct store *store__new(void)
+struct store *store__new(bool keep_times)
 {
-	return calloc(1, sizeof(struct store));
+	struct store *st = calloc(1, sizeof(struct store));
+
+	if (st)
+		st->keep_times = keep_times;
+	return st;
 }
 
 static void free_sums(struct hmap *h)
@@ -175,7 +192,8 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 		st->ended = a;
 		st->cap_ended = cap;
 	}
-	e = malloc(sizeof(*e) + n * sizeof(e->hist[0]));
+	e = malloc(sizeof(*e) + (n * sizeof(e->hist[0]) + 7) / 8 * 8 +
+		   (st->keep_times ? sizeof(t->acc_ns) : 0));
 	if (!e)
 		return -ENOMEM;
 	e->pid = t->pid;
@@ -188,6 +206,7 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 	e->blocks = t->blocks;
 	e->max_block_ns = t->max_block_ns;
 	e->lost_ns = t->lost_ns;
+	e->acc_slice = t->acc_slice;
 	memcpy(e->off_ns, t->off_ns, sizeof(e->off_ns));
 	memcpy(e->kept_ns, t->kept_ns, sizeof(e->kept_ns));
 	e->hist_mask = mask;
@@ -195,12 +214,14 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
 		if (mask & (1U << i))
 			e->hist[n++] = t->hist[i];
+	if (st->keep_times)
+		memcpy(acc_of(e, n), t->acc_ns, sizeof(t->acc_ns));
 	st->ended[st->nr_ended++] = e;
 	return 0;
 }
 
 /* The entry of an ended thread back, as the kernel had it (what else it had is not read). */
-static void expand(const struct ended_thread *e, struct wprof_thread *t)
+static void expand(const struct store *st, const struct ended_thread *e, struct wprof_thread *t)
 {
 	__u32 n = 0;
 
@@ -220,6 +241,9 @@ static void expand(const struct ended_thread *e, struct wprof_thread *t)
 	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
 		if (e->hist_mask & (1U << i))
 			t->hist[i] = e->hist[n++];
+	t->acc_slice = e->acc_slice;
+	if (st->keep_times)
+		memcpy(t->acc_ns, acc_of(e, n), sizeof(t->acc_ns));
 }
 
 int store__add_thread(struct store *st, const struct wprof_thread *t)
@@ -300,7 +324,7 @@ int store__for_each_thread(const struct store *st, store_thread_fn fn, void *ctx
 	for (size_t i = 0; i < st->nr_ended; i++) {
 		int err;
 
-		expand(st->ended[i], &t);
+		expand(st, st->ended[i], &t);
 		err = fn(&t, ctx);
 		if (err)
 			return err;
@@ -387,7 +411,7 @@ int store__take_ended(struct store *st, store_thread_fn thread_fn, store_count_f
 	if (err)
 		goto out; /* nothing handed over: all stays */
 	for (size_t i = 0; i < n && !err; i++) {
-		expand(st->ended[i], &t);
+		expand(st, st->ended[i], &t);
 		err = thread_fn(&t, ctx);
 	}
 	/* handed over: taken out whatever fails now, so never handed over twice */

@@ -16,7 +16,11 @@
 
 struct store;
 
-struct store *store__new(void); /* NULL on -ENOMEM */
+/*
+ * NULL on -ENOMEM. @keep_times: ended threads keep their time in their last
+ * slice (struct wprof_thread's acc_ns), for the threads' times by slice.
+ */
+struct store *store__new(bool keep_times);
 void store__free(struct store *st); /* NULL ok */
 
 /* Add @v to what @k has (counts and maxima alike). 0 or -ENOMEM. */

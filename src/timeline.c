@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "hmap.h"
+#include "recinfo.h"
 #include "recline.h"
 #include "safestr.h"
 #include "timeline.h"
@@ -180,20 +181,11 @@ struct slices_ctx {
 	int err;
 };
 
-static int col_of(enum rec_kind k)
+static struct thread_slices *find_slices(struct slices_ctx *c, __u32 pid, __u32 tid)
 {
-	switch (k) {
-	case REC_ON_CPU:
-		return COL_ON;
-	case REC_STEAL:
-		return COL_STEAL;
-	case REC_RUNQ:
-		return COL_RUNQ;
-	case REC_DISK:
-		return COL_DISK;
-	default:
-		return COL_SLEEP;
-	}
+	void *v = hmap__get(&c->by_id, pid, tid);
+
+	return v ? &c->t[(size_t)v - 1] : NULL;
 }
 
 static struct thread_slices *slices_of(struct slices_ctx *c, __u32 pid, __u32 tid)
@@ -224,29 +216,69 @@ static struct thread_slices *slices_of(struct slices_ctx *c, __u32 pid, __u32 ti
 	return t;
 }
 
-/* A line's pieces into its thread's slices: a piece's time spread evenly, to the us. */
-static int slice_line(const char *line, __u64 weight, __u64 count, __u64 max,
+/*
+ * A steal line's pieces into its thread's slices, as steal, out of its runs:
+ * the exact time by slice has runs, steal in them; samples measured the steal.
+ */
+static int steal_line(const char *line, __u64 weight, __u64 count, __u64 max,
 		      const struct folded_piece *p, size_t n, void *ctx)
 {
 	struct slices_ctx *c = ctx;
-	struct thread_slices *t = NULL;
+	struct thread_slices *t;
 	struct rec_line rl;
-	int col;
 
 	if (rec_line__split(line, c->r->tag_leaf, c->r->ids, &rl))
 		return -EINVAL;
-	col = col_of(rl.kind);
+	if (rl.kind != REC_STEAL || !(t = find_slices(c, rl.pid, rl.tid)))
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		__u64 each, rest;
 
 		if (!p[i].span || p[i].slice >= c->nr)
 			continue;
-		if (!t && !(t = slices_of(c, rl.pid, rl.tid)))
-			return -ENOMEM;
 		each = p[i].weight / p[i].span;
 		rest = p[i].weight % p[i].span;
-		for (__u64 s = p[i].slice; s < (__u64)p[i].slice + p[i].span && s < c->nr; s++)
-			t->us[col * c->nr + s] += each + (s - p[i].slice < rest);
+		for (__u64 s = p[i].slice; s < (__u64)p[i].slice + p[i].span && s < c->nr; s++) {
+			__u64 us = each + (s - p[i].slice < rest), *on = &t->us[COL_ON * c->nr + s];
+
+			t->us[COL_STEAL * c->nr + s] += us;
+			*on = *on > us ? *on - us : 0;
+		}
+	}
+	return 0;
+}
+
+/* The selected threads' exact time by slice, in us, each row spread evenly. */
+static int thread_slices(struct slices_ctx *c)
+{
+	static const int col[WPROF_STATE_CNT] = {
+		[WPROF_ON_CPU] = COL_ON, [WPROF_OFF_SLEEP] = COL_SLEEP, [WPROF_OFF_DISK] = COL_DISK,
+		[WPROF_OFF_RUNQ] = COL_RUNQ, [WPROF_STEAL] = COL_STEAL,
+	};
+	const struct threadtimes *tt = &c->r->prof.times;
+
+	for (size_t i = 0; i < tt->nr; i++) {
+		const struct thread_time *tm = &tt->t[i];
+		const struct thread_acct *a = rec_info__thread_of(&c->r->prof, tm->pid, tm->tid);
+		struct thread_slices *t;
+
+		if (!a || !a->selected)
+			continue;
+		t = slices_of(c, tm->pid, tm->tid);
+		if (!t)
+			return -ENOMEM;
+		for (__u32 k = 0; k < tm->nr; k++) {
+			const struct time_row *r = &tm->rows[k];
+
+			for (int st = 0; st < WPROF_STATE_CNT; st++) {
+				__u64 each = r->ns[st] / r->span, rest = r->ns[st] % r->span;
+
+				for (__u64 s = r->slice; s < (__u64)r->slice + r->span && s < c->nr;
+				     s++)
+					t->us[col[st] * c->nr + s] +=
+						(each + (s - r->slice < rest) + 500) / 1000;
+			}
+		}
 	}
 	return 0;
 }
@@ -264,7 +296,10 @@ static int cmp_slices(const void *a, const void *b)
 static int json_slices(const struct recording *r, FILE *f)
 {
 	struct slices_ctx c = { .r = r, .nr = recording__nr_slices(r) };
-	int err = c.nr && r->ids ? folded__for_each_pieces(r->lines, slice_line, &c) : 0;
+	int err = c.nr ? thread_slices(&c) : 0;
+
+	if (!err && c.nr && r->ids)
+		err = folded__for_each_pieces(r->lines, steal_line, &c);
 
 	fprintf(f, "  \"slice_ns\": %llu, \"slices\": [", (unsigned long long)r->slice_ns);
 	if (!err && c.nr_t)

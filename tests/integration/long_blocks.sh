@@ -131,6 +131,40 @@ for b in lbs:
 	prev = b["start_unix_ns"]
 out(not bad, "each of the %d long blocks agrees with itself (durations, offsets, order)%s" %
     (len(lbs), ": " + "; ".join(bad[:4]) if bad else ""))
+
+# Each thread time by slice: no slice holds more than the slice (its
+# states each rounded to the us), and its slices add up to its wall time
+# (rounded once per slice and state); the staller sleep in the slices
+# the log puts each stall in is the stall time there (to 0.2 ms a slice,
+# beyond its wait for a CPU there, which the log counts in the stall).
+sl, cols = j["slice_ns"] // 1000, ("on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us")
+walls = {t["tid"]: t["wall_us"] for p in j["processes"] for t in p["threads"]}
+bad = []
+for t in j["slices"]:
+	per = [sum(x) for x in zip(*(t[c] for c in cols))]
+	over = [i for i, v in enumerate(per) if v > sl + 3]
+	if over:
+		bad.append("tid %d: slice %d holds %d us" % (t["tid"], over[0], per[over[0]]))
+	w = walls.get(t["tid"])
+	if w is None or abs(sum(per) - w) > 3 * len(per) + 2:
+		bad.append("tid %d: slices sum to %d us, wall_us %s" % (t["tid"], sum(per), w))
+out(j["slice_ns"] == 50000000 and len(j["slices"]) >= 2 and not bad,
+    "threads by slice (slice_ns %d, %d threads): within their slices, adding up to their wall time%s" %
+    (j["slice_ns"], len(j["slices"]), ": " + "; ".join(bad[:4]) if bad else ""))
+mine_sl = [t for t in j["slices"] if t["tid"] == tid]
+if mine_sl:
+	sleep = mine_sl[0]["sleep_us"]
+	want = [0] * len(sleep)
+	for start, length in stalls:
+		a, b = (start - w0) / 1e3, (start + length - w0) / 1e3
+		for i in range(len(want)):
+			want[i] += max(0, min(b, (i + 1) * sl) - max(a, i * sl))
+	# the log ends a stall once the thread runs again: after its wait for a CPU
+	rq = mine_sl[0]["runqueue_us"]
+	worst = max(abs(x - y) - r for x, y, r in zip(sleep, want, rq))
+	out(worst <= 200, "the staller sleeps by slice where its log puts its stalls (worst slice off by %.0f us beyond its runqueue time)" % worst)
+else:
+	out(False, "the staller has its time by slice")
 ' "$TMP/s.json" "$TMP/stalls.log" "$unseen" >"$TMP/checks" 2>"$TMP/checks.err"
 rc=$?
 sed 's/^/#   /' "$TMP/checks.err" | head -10
@@ -159,6 +193,8 @@ win=$(json_eval "$TMP/range.json" 'j["window_us"]')
 log "stall 3: ${len} ns logged from +${from} s; --from $from --to $to: ${got:-?} us under stall_here, window ${win:-?} us"
 check "--from/--to around stall 3: its time under stall_here is its logged length within 1% ($got us vs $((len / 1000)) us)" \
 	awk -v g="${got:-0}" -v l="$len" 'BEGIN { d = g * 1000 - l; exit !(d <= l / 100 && -d <= l / 100) }'
+over=$(json_eval "$TMP/range.json" '[t["tid"] for p in j["processes"] for t in p["threads"] if t["wall_us"] > j["window_us"]]')
+check "--from/--to: no thread has more time than the range (${over:-none over})" test -z "$over"
 check "--from/--to: the range's window is whole 50 ms slices around the stall (${win} us)" \
 	awk -v w="${win:-0}" -v l="$len" 'BEGIN { exit !(w * 1000 >= l && w * 1000 <= l + 100000000 && w % 50000 == 0) }'
 finish

@@ -127,7 +127,15 @@ static void add_pieces(struct recording *r)
 	};
 	const char *a = lines[2], *b = lines[4];
 
+	static const __u64 t0[WPROF_STATE_CNT] = { [WPROF_ON_CPU] = 100000,
+						    [WPROF_OFF_SLEEP] = 400000 };
+	static const __u64 t1[WPROF_STATE_CNT] = { [WPROF_ON_CPU] = 100000,
+						    [WPROF_OFF_SLEEP] = 900000 };
+
 	r->slice_ns = 1000000;
+	/* the pool thread's exact times: its lines in a range are weighed to them */
+	threadtimes__add(&r->prof.times, 100, 102, 0, 0, 1, t0);
+	threadtimes__add(&r->prof.times, 100, 102, 0, 1, 1, t1);
 	CHECK_EQ_S64(folded__put_pieces(r->lines, a, strlen(a), pool, 2), 0, "pool's pieces");
 	CHECK_EQ_S64(folded__put_pieces(r->lines, b, strlen(b), other, 1), 0, "other's piece");
 }
@@ -364,11 +372,13 @@ static void test_range(void)
 	      (unsigned long long)to);
 	text = written(&r, FORMAT_FOLDED, &len);
 	CHECK_STREQ(text ? text : "", "off-cpu:sleep;other;main;poll;do_sys_poll_[k] 250\n"
-		    "off-cpu:sleep;pool;start;wait;futex_wait_[k] 200\n",
-		    "each line's time in the slice, no other line (none known by slice)");
+		    "off-cpu:sleep;pool;start;wait;futex_wait_[k] 900\n",
+		    "each line's time in the slice (pool's weighed to its exact time), no other line");
 	CHECK_EQ_U64(unplaced, 700, "the lines without pieces: 100 + 200 + 400 us left out");
-	CHECK(r.prof.nr_threads == 2 && r.prof.threads[0].off_us[WPROF_OFF_SLEEP] +
-	      r.prof.threads[1].off_us[WPROF_OFF_SLEEP] == 450, "two threads, 450 us asleep");
+	CHECK(r.prof.nr_threads == 2 && r.prof.threads[0].tid == 102 &&
+	      r.prof.threads[0].off_us[WPROF_OFF_SLEEP] == 900 && r.prof.threads[0].on_us == 100 &&
+	      r.prof.threads[1].off_us[WPROF_OFF_SLEEP] == 250,
+	      "pool: its exact 900 us asleep, 100 us on-CPU; other: its line's 250 us");
 	CHECK(r.nr_blocks == 2 && r.blocks[0].offset_ns == 0 && r.blocks[0].blocked_ns == 600000 &&
 	      r.blocks[0].runq_ns == 20000 && !r.blocks[0].open &&
 	      r.blocks[1].offset_ns == 200000 && r.blocks[1].blocked_ns == 800000 &&

@@ -45,7 +45,7 @@ static int one_thread(const struct wprof_thread *t, void *ctx)
 
 static void test_counts(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_key a = { .pid = 1, .tid = 7, .ustack_id = 11, .kstack_id = 12, .state = 1 };
 	struct wprof_key b = a;
 	struct wprof_val v1 = { .count = 2, .total_ns = 300, .max_ns = 200, .weight = 5 };
@@ -70,7 +70,7 @@ static void test_counts(void)
 
 static void test_stacks(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_stack in = { .nr = 3, .ips = { 10, 20, 30 } }, out;
 
 	if (!CHECK(st != NULL, "store__new"))
@@ -89,7 +89,7 @@ static void test_stacks(void)
 
 static void test_threads(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_thread live = { .pid = 5, .tid = 6, .off_since_ns = 123 }, ended = {};
 	struct seen s = {};
 
@@ -163,7 +163,7 @@ static int count_keys(const struct wprof_key *k, const struct wprof_val *v, void
  */
 static void test_take_ended(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_thread live = { .pid = 5, .tid = 6 }, e1 = { .pid = 5, .tid = 7, .exit_ns = 9 };
 	struct wprof_thread e2 = { .pid = 8, .tid = 8, .exit_ns = 9, .start_id = 2 };
 	struct wprof_key k = { .pid = 5, .tid = 7, .ustack_id = 1, .state = WPROF_OFF_SLEEP };
@@ -224,7 +224,7 @@ static int no_count(const struct wprof_key *k, const struct wprof_val *v, void *
 /* A callback that fails: what was handed over is gone all the same, never handed over twice. */
 static void test_take_fails(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_thread e = { .pid = 5, .tid = 7, .exit_ns = 9 };
 	struct wprof_key k = { .pid = 5, .tid = 7, .ustack_id = 1, .state = WPROF_OFF_SLEEP };
 	struct wprof_val v = { .count = 1, .total_ns = 10 };
@@ -251,7 +251,7 @@ static void test_take_fails(void)
 /* A stack is freed at the second sweep in a row that finds it unused, not the first. */
 static void test_sweep(void)
 {
-	struct store *st = store__new();
+	struct store *st = store__new(false);
 	struct wprof_stack s = { .nr = 1, .ips = { 1 } }, out;
 	struct hmap used = {};
 	void *old;

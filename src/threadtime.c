@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Each thread's exact time by slice: see threadtime.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "threadtime.h"
+
+static struct thread_time *thread_of(struct threadtimes *tt, __u32 pid, __u32 tid,
+				     __u32 start_id)
+{
+	void *v = hmap__get(&tt->by_id, tid, start_id), *old;
+	struct thread_time *t;
+
+	if (v)
+		return &tt->t[(size_t)v - 1];
+	if (tt->nr == tt->cap) {
+		size_t cap = tt->cap ? 2 * tt->cap : 64;
+
+		t = realloc(tt->t, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		tt->t = t;
+		tt->cap = cap;
+	}
+	if (hmap__put(&tt->by_id, tid, start_id, (void *)(tt->nr + 1), &old))
+		return NULL;
+	t = &tt->t[tt->nr++];
+	*t = (struct thread_time){ .pid = pid, .tid = tid, .start_id = start_id };
+	return t;
+}
+
+int threadtimes__add(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_id, __u32 slice,
+		     __u32 span, const __u64 *ns)
+{
+	struct thread_time *t;
+	struct time_row *r;
+	__u64 sum = 0;
+
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		sum |= ns[i];
+	if (!sum || !span)
+		return 0;
+	t = thread_of(tt, pid, tid, start_id);
+	if (!t)
+		return -ENOMEM;
+	r = t->nr ? &t->rows[t->nr - 1] : NULL;
+	if (!r || r->slice != slice || r->span != span) {
+		if (t->nr == t->cap) {
+			__u32 cap = t->cap ? 2 * t->cap : 1;
+
+			r = realloc(t->rows, (size_t)cap * sizeof(*r));
+			if (!r)
+				return -ENOMEM;
+			t->rows = r;
+			t->cap = cap;
+		}
+		r = &t->rows[t->nr++];
+		*r = (struct time_row){ .slice = slice, .span = span };
+	}
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		r->ns[i] += ns[i];
+	return 0;
+}
+
+int slices__split(__u64 slice_ns, __u64 from_ns, __u64 ns, struct slice_part out[3])
+{
+	__u64 s0 = from_ns / slice_ns, s1 = (from_ns + (ns ? ns - 1 : 0)) / slice_ns;
+	__u64 e0 = (s0 + 1) * slice_ns, e1 = s1 * slice_ns;
+	int n = 0;
+
+	if (s0 >= s1) {
+		out[0] = (struct slice_part){ s0, 1, ns };
+		return 1;
+	}
+	out[n++] = (struct slice_part){ s0, 1, e0 - from_ns };
+	if (s1 > s0 + 1)
+		out[n++] = (struct slice_part){ s0 + 1, s1 - s0 - 1, e1 - e0 };
+	out[n++] = (struct slice_part){ s1, 1, from_ns + ns - e1 };
+	return n;
+}
+
+int threadtimes__add_part(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_id,
+			  __u64 slice_ns, __u32 state, __u64 from_ns, __u64 ns)
+{
+	struct slice_part parts[3];
+	int n, err = 0;
+
+	if (!slice_ns || !ns || state >= WPROF_STATE_CNT)
+		return 0;
+	n = slices__split(slice_ns, from_ns, ns, parts);
+	for (int i = 0; i < n && !err; i++) {
+		__u64 v[WPROF_STATE_CNT] = {};
+
+		v[state] = parts[i].ns;
+		err = threadtimes__add(tt, pid, tid, start_id, parts[i].slice, parts[i].span, v);
+	}
+	return err;
+}
+
+const struct thread_time *threadtimes__get(const struct threadtimes *tt, __u32 tid,
+					   __u32 start_id)
+{
+	void *v = hmap__get(&tt->by_id, tid, start_id);
+
+	return v ? &tt->t[(size_t)v - 1] : NULL;
+}
+
+void thread_time__sum(const struct thread_time *t, __u64 from, __u64 to,
+		      __u64 ns[WPROF_STATE_CNT])
+{
+	memset(ns, 0, WPROF_STATE_CNT * sizeof(*ns));
+	for (__u32 i = 0; t && i < t->nr; i++) {
+		const struct time_row *r = &t->rows[i];
+		__u64 a = r->slice > from ? r->slice : from;
+		__u64 b = (__u64)r->slice + r->span < to ? (__u64)r->slice + r->span : to;
+
+		if (b <= a)
+			continue;
+		for (int s = 0; s < WPROF_STATE_CNT; s++)
+			ns[s] += b - a == r->span ? r->ns[s] : r->ns[s] / r->span * (b - a);
+	}
+}
+
+void threadtimes__free(struct threadtimes *tt)
+{
+	for (size_t i = 0; i < tt->nr; i++)
+		free(tt->t[i].rows);
+	free(tt->t);
+	hmap__clear(&tt->by_id);
+	memset(tt, 0, sizeof(*tt));
+}
