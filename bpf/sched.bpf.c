@@ -286,11 +286,8 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 		return;
 	split = wprof_interval_split(start, now, wake, state);
 	ns = span(start, split);
-	if (thread_times) {
-		add_time(th, state, clip(start), ns);
-		add_time(th, WPROF_OFF_RUNQ, clip(split), span(split, now));
-	}
 	if (ns) {
+		add_time(th, state, clip(start), ns);
 		th->off_ns[state] += ns;
 		th->blocks++;
 		if (ns > th->max_block_ns)
@@ -301,6 +298,7 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 	}
 	runq = span(split, now);
 	if (runq) {
+		add_time(th, WPROF_OFF_RUNQ, clip(split), runq);
 		th->off_ns[WPROF_OFF_RUNQ] += runq;
 		if (part_kept(runq))
 			th->kept_ns[WPROF_OFF_RUNQ] += runq;
@@ -376,9 +374,8 @@ static __always_inline void add_on(struct wprof_thread *th, __u64 from, __u64 to
 	if (!window_open())
 		return;
 	ns = span(from, to);
+	add_time(th, WPROF_ON_CPU, clip(from), ns);
 	th->on_ns += ns;
-	if (thread_times)
-		add_time(th, WPROF_ON_CPU, clip(from), ns);
 }
 
 #define TASK_STOPPED_TRACED 0x000c /* __TASK_STOPPED | __TASK_TRACED */

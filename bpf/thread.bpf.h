@@ -684,52 +684,79 @@ static __always_inline void put_time(struct wprof_thread *th, __u32 slice, __u32
 }
 
 /*
- * --slice: @ns of the thread's time in @state from @from on (in the window,
- * after every time added before), to its slices: in its accumulators while
- * in their slice, to a WPROF_KEY_TIME key as it moves on (the whole slices
- * of a long part as one). A global function: checked once.
+ * The thread's totals by state: what its time by slice is told from. Not
+ * its steal: in its runs already (user space has it from samples, by slice).
  */
-__weak __noinline int add_time(struct wprof_thread *th, __u32 state, __u64 from, __u64 ns)
+static __always_inline void thread_totals(const struct wprof_thread *th, __u64 *t)
 {
-	__u64 edge0, edge1, start, mid[WPROF_STATE_CNT] = {};
+	t[WPROF_ON_CPU] = th->on_ns;
+	for (int i = 1; i < WPROF_STATE_CNT; i++)
+		t[i] = i == WPROF_STEAL ? 0 : th->off_ns[i];
+}
+
+/*
+ * add_time()'s part that crosses the end of the thread's slice: the time
+ * it has in that slice, and the part's pieces before its last slice, go to
+ * WPROF_KEY_TIME keys (the whole slices of a long part as one); its last
+ * slice becomes the thread's. A global function: checked once.
+ */
+__weak __noinline int time_edge(struct wprof_thread *th, __u32 state, __u64 from, __u64 ns)
+{
+	__u64 cur[WPROF_STATE_CNT], v[WPROF_STATE_CNT], e0, e1, last;
 	__u32 s0, s1;
 
-	if (!th || !ns || !thread_times || !slice_ns || state >= WPROF_STATE_CNT)
+	if (!th || !ns || state >= WPROF_STATE_CNT || !slice_ns)
 		return 0;
+	thread_totals(th, cur);
 	s0 = slice_of(from);
 	s1 = slice_of(from + ns - 1);
-	/* a part that starts in a slice already passed (clocks a little apart): from its end */
-	if (s0 < th->acc_slice) {
-		start = window_start_ns + (__u64)th->acc_slice * slice_ns;
-		if (from + ns <= start) {
-			th->acc_ns[state] += ns;
-			return 0;
+	if (th->acc_edge && s0 < th->acc_slice)
+		s0 = th->acc_slice; /* clocks a little apart: from the slice it is in */
+	e0 = window_start_ns + (__u64)(s0 + 1) * slice_ns;
+	e1 = window_start_ns + (__u64)s1 * slice_ns;
+	if (e0 > from + ns)
+		e0 = from + ns;
+	if (from > e0)
+		from = e0;
+	/* what the thread's slice has, and the part's first piece if in it too */
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		v[i] = th->acc_edge ? cur[i] - th->acc_base[i] : 0;
+	if (s1 > s0 && th->acc_edge && s0 == th->acc_slice) {
+		v[state] += e0 - from;
+		put_time(th, s0, 1, v);
+	} else {
+		if (th->acc_edge)
+			put_time(th, th->acc_slice, 1, v);
+		if (s1 > s0) {
+			__builtin_memset(v, 0, sizeof(v));
+			v[state] = e0 - from;
+			put_time(th, s0, 1, v);
 		}
-		ns -= start - from;
-		from = start;
-		s0 = th->acc_slice;
 	}
-	if (s0 > th->acc_slice) {
-		put_time(th, th->acc_slice, 1, th->acc_ns);
-		__builtin_memset(th->acc_ns, 0, sizeof(th->acc_ns));
-		th->acc_slice = s0;
-	}
-	if (s1 <= s0) {
-		th->acc_ns[state] += ns;
-		return 0;
-	}
-	edge0 = window_start_ns + (__u64)(s0 + 1) * slice_ns;
-	edge1 = window_start_ns + (__u64)s1 * slice_ns;
-	th->acc_ns[state] += edge0 - from;
-	put_time(th, s0, 1, th->acc_ns);
-	__builtin_memset(th->acc_ns, 0, sizeof(th->acc_ns));
 	if (s1 > s0 + 1) {
-		mid[state] = edge1 - edge0;
-		put_time(th, s0 + 1, s1 - s0 - 1, mid);
+		__builtin_memset(v, 0, sizeof(v));
+		v[state] = e1 - e0;
+		put_time(th, s0 + 1, s1 - s0 - 1, v);
 	}
+	last = s1 > s0 ? from + ns - e1 : ns;
+	/* the slice's time is the totals (with this part) less these */
+	for (int i = 0; i < WPROF_STATE_CNT; i++)
+		th->acc_base[i] = cur[i];
+	th->acc_base[state] += ns - last;
 	th->acc_slice = s1;
-	th->acc_ns[state] = from + ns - edge1;
+	th->acc_edge = window_start_ns + (__u64)(s1 + 1) * slice_ns;
 	return 0;
+}
+
+/*
+ * --slice: @ns of the thread's time in @state from @from on (in the window,
+ * after every time added before), before it is added to its totals. Within
+ * its slice: nothing to do, the totals tell; across its end: time_edge().
+ */
+static __always_inline void add_time(struct wprof_thread *th, __u32 state, __u64 from, __u64 ns)
+{
+	if (thread_times && ns && from + ns > th->acc_edge)
+		time_edge(th, state, from, ns);
 }
 
 static __always_inline bool part_kept(__u64 ns)

@@ -355,6 +355,8 @@ struct wprof_thread {
 	__u64 max_block_ns;   /* longest of them (blocked part) */
 	/* exact totals, whatever the stack maps and filters keep (and the steal in its runs) */
 	__u64 off_ns[WPROF_STATE_CNT];
+	/* --slice: the end of slice acc_slice (0: none yet), checked at every switch */
+	__u64 acc_edge;
 	/* a closed, walked interval whose user stack is walked as the thread resumes */
 	struct wprof_interval pend;
 	/* --wakers: who woke the current interval */
@@ -373,12 +375,13 @@ struct wprof_thread {
 	char waker_comm[WPROF_COMM_LEN];
 	char comm[WPROF_COMM_LEN];
 	/*
-	 * --slice: its time in slice acc_slice so far, by state (runs as
-	 * WPROF_ON_CPU, their steal in it), not yet in a WPROF_KEY_TIME key
+	 * --slice: the slice it has time in not yet in a WPROF_KEY_TIME key,
+	 * and its totals as that time began: the time is its totals (on_ns,
+	 * off_ns[]) less these, by state (runs as WPROF_ON_CPU, steal in them)
 	 */
 	__u32 acc_slice;
 	__u32 acc_pad;
-	__u64 acc_ns[WPROF_STATE_CNT];
+	__u64 acc_base[WPROF_STATE_CNT];
 };
 
 /*

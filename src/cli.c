@@ -123,7 +123,8 @@ void cli_usage(FILE *f)
 		"                           100ms; the longest %d; 0: none)\n"
 		"      --slice TIME         keep every time by the slice of the window it was\n"
 		"                           in, for wprof report --from/--to and the flame\n"
-		"                           graph's time strip (default 1s; 10ms or more)\n"
+		"                           graph's time strip (default 1s; 10ms or more;\n"
+		"                           0: none)\n"
 		"      --check-deferred     also walk at switch-out each user stack left to\n"
 		"                           its thread's resume, and count differences\n"
 		"                           (a self-test; costs what deferring saves)\n"
@@ -429,10 +430,11 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 					   "expected 0 or a time of 1ms or more, such as 100ms or 1s");
 			break;
 		case OPT_SLICE:
-			if (parse_time_ns(optarg, &opts->slice_ns) || opts->slice_ns < MIN_SLICE_NS ||
+			if (parse_time_ns(optarg, &opts->slice_ns) ||
+			    (opts->slice_ns && opts->slice_ns < MIN_SLICE_NS) ||
 			    opts->slice_ns > 3600 * NSEC_PER_SEC)
 				return bad("--slice", optarg,
-					   "expected a time from 10ms to 1h, such as 100ms or 1s");
+					   "expected 0 or a time from 10ms to 1h, such as 100ms or 1s");
 			break;
 		case OPT_NO_IDLE:
 			opts->no_idle_threads = true;

@@ -190,13 +190,14 @@ static bool read_comm(const char *path, char *buf, size_t size)
 static int collect_times(struct builder *b, const struct wprof_thread *th)
 {
 	__u64 start = session__window_start_ns(b->s), end = session__window_end_ns(b->s);
-	__u64 len = b->o->slice_ns, blocked, runq, from;
+	__u64 len = b->o->slice_ns, blocked, runq, from, last[WPROF_STATE_CNT];
 	struct threadtimes *tt = &b->p->times;
 	int err;
 
 	if (!opts__thread_times(b->o))
 		return 0;
-	err = threadtimes__add(tt, th->pid, th->tid, th->start_id, th->acc_slice, 1, th->acc_ns);
+	thread_time__last(th, last);
+	err = threadtimes__add(tt, th->pid, th->tid, th->start_id, th->acc_slice, 1, last);
 	if (!err && !th->exit_ns && th->oncpu_since_ns && end > th->oncpu_since_ns) {
 		from = th->oncpu_since_ns > start ? th->oncpu_since_ns : start;
 		err = threadtimes__add_part(tt, th->pid, th->tid, th->start_id, len, WPROF_ON_CPU,

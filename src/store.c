@@ -7,6 +7,7 @@
 
 #include "hmap.h"
 #include "store.h"
+#include "threadtime.h"
 #include "util.h"
 
 /*
@@ -193,7 +194,7 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 		st->cap_ended = cap;
 	}
 	e = malloc(sizeof(*e) + (n * sizeof(e->hist[0]) + 7) / 8 * 8 +
-		   (st->keep_times ? sizeof(t->acc_ns) : 0));
+		   (st->keep_times ? WPROF_STATE_CNT * sizeof(__u64) : 0));
 	if (!e)
 		return -ENOMEM;
 	e->pid = t->pid;
@@ -214,8 +215,12 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 	for (int i = 0; i < WPROF_HIST_SLOTS; i++)
 		if (mask & (1U << i))
 			e->hist[n++] = t->hist[i];
-	if (st->keep_times)
-		memcpy(acc_of(e, n), t->acc_ns, sizeof(t->acc_ns));
+	if (st->keep_times) {
+		__u64 last[WPROF_STATE_CNT];
+
+		thread_time__last(t, last);
+		memcpy(acc_of(e, n), last, sizeof(last));
+	}
 	st->ended[st->nr_ended++] = e;
 	return 0;
 }
@@ -242,8 +247,12 @@ static void expand(const struct store *st, const struct ended_thread *e, struct 
 		if (e->hist_mask & (1U << i))
 			t->hist[i] = e->hist[n++];
 	t->acc_slice = e->acc_slice;
-	if (st->keep_times)
-		memcpy(t->acc_ns, acc_of(e, n), sizeof(t->acc_ns));
+	if (st->keep_times) {
+		__u64 last[WPROF_STATE_CNT];
+
+		memcpy(last, acc_of(e, n), sizeof(last));
+		thread_time__set_last(t, last);
+	}
 }
 
 int store__add_thread(struct store *st, const struct wprof_thread *t)

@@ -65,4 +65,35 @@ void thread_time__sum(const struct thread_time *t, __u64 from, __u64 to,
 
 void threadtimes__free(struct threadtimes *tt); /* the table emptied */
 
+/* A thread's total in @state as time_edge() (bpf/thread.bpf.h) reads it: no steal. */
+static inline __u64 thread_total(const struct wprof_thread *th, int state)
+{
+	return state == WPROF_ON_CPU ? th->on_ns : state == WPROF_STEAL ? 0 : th->off_ns[state];
+}
+
+/*
+ * The time thread @th has in slice th->acc_slice that is in no key yet
+ * (bpf/thread.bpf.h: time_edge()): its totals less their base. 0s: none.
+ */
+static inline void thread_time__last(const struct wprof_thread *th, __u64 ns[WPROF_STATE_CNT])
+{
+	for (int i = 0; i < WPROF_STATE_CNT; i++) {
+		__u64 total = thread_total(th, i);
+
+		ns[i] = th->acc_edge && total > th->acc_base[i] ? total - th->acc_base[i] : 0;
+	}
+}
+
+/* Set @th's base so that thread_time__last() gives @ns (a thread's entry rebuilt). */
+static inline void thread_time__set_last(struct wprof_thread *th, const __u64 ns[WPROF_STATE_CNT])
+{
+	th->acc_edge = 0;
+	for (int i = 0; i < WPROF_STATE_CNT; i++) {
+		__u64 total = thread_total(th, i);
+
+		th->acc_base[i] = total - ns[i];
+		th->acc_edge |= ns[i];
+	}
+}
+
 #endif /* WPROF_THREADTIME_H */
