@@ -446,6 +446,9 @@ configs="$configs wprof-a-rqw"
 configs="$configs wprof-a-sw"
 # no steal read at switches (WPROF_STEAL=off): what keeping steal apart costs
 configs="$configs wprof-a-nosteal wprof-a-nosteal-stats"
+# the timeline on and off (slices, threads' times by slice, long blocks): with
+# -f json, an output that keeps each thread's time by slice
+configs="$configs wprof-a-json wprof-a-json-stats wprof-a-notime wprof-a-notime-stats"
 # redis again, in the other order, at another time of the repetition: a run
 # of redis-benchmark is scattered more than the pipe's (a few percent pinned,
 # tens of percent unpinned), and a median of twice the runs is steadier. The
@@ -487,6 +490,18 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-nosteal-stats)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_STEAL=off "$WPROF" record -a --stats -o /dev/null ;;
+		wprof-a-json)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a -f json -o /dev/null ;;
+		wprof-a-json-stats)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a -f json --stats -o /dev/null ;;
+		wprof-a-notime)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a -f json --slice 0 --long-block 0 -o /dev/null ;;
+		wprof-a-notime-stats)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a -f json --slice 0 --long-block 0 --stats -o /dev/null ;;
 		wprof-a*)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a -o /dev/null ;;
@@ -976,6 +991,10 @@ default_ns=$wprof_ns
 switch_ns wprof-a-exit-stats "pipe pinned, WPROF_RESUME_WALK=exit"
 exit_ns=$wprof_ns
 switch_ns wprof-a-nosteal-stats "pipe pinned, WPROF_STEAL=off"
+row "pipe pinned: wprof record -a -f json (the timeline on)" wprof-a-json wprof-a-json "$pipe_base" ops/s
+row "pipe pinned: wprof record -a -f json --slice 0 --long-block 0 (off)" wprof-a-notime wprof-a-notime "$pipe_base" ops/s
+switch_ns wprof-a-json-stats "pipe pinned, -f json (the timeline on)"
+switch_ns wprof-a-notime-stats "pipe pinned, -f json, the timeline off"
 read -r fns fruns freps < <(floor_ns; echo)
 if [ -n "${fns:-}" ] && [ -n "$default_ns$exit_ns" ]; then
 	echo "| floor BPF time per context switch, pipe pinned | $fns ns/run (median of $freps runs, $fruns program runs) | | | |"
