@@ -150,6 +150,7 @@ int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind k
 			add_weight(&fl->nodes[c], kind, after, before, gone);
 			fl->nodes[c].waker |= waker;
 			fl->stacks_merged++;
+			cur = c;
 			break;
 		}
 		if (c < 0)
@@ -163,6 +164,7 @@ int flame__add(struct flame *fl, const char *frames, size_t len, enum rec_kind k
 			break;
 		p = semi + 1;
 	}
+	fl->last = cur;
 	return 0;
 }
 

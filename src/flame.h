@@ -50,6 +50,7 @@ struct flame {
 	__u64 kind_total[REC_KIND_CNT];
 	__u64 kind_before[REC_KIND_CNT];
 	__u64 idle_total; /* weight of idle threads' stacks */
+	__u32 last;       /* the node the last flame__add() put its leaf in */
 	struct strmap *children; /* (parent, idle, name) -> node */
 };
 
