@@ -10,9 +10,17 @@
  * A diff graph colours frames by how their share changed instead: red
  * grown, blue shrunk, the deeper the more; what only BEFORE had is striped.
  *
+ * A recording with slices (recording.h: slice_ns) has a time strip above
+ * its graph: per slice, how many threads were in each kind of time (idle
+ * threads grey), and its long blocks from start to end; a range picked on
+ * it redraws the graph for that range alone (svg.js, from each drawn
+ * frame's time by slice in the document).
+ *
  * The totals are in the document for scripts: the <svg> element's
  * data-total-us (the weight of the whole graph; AFTER's in a diff) and each
- * legend entry's data-kind and data-us (data-before-us in a diff).
+ * legend entry's data-kind and data-us (data-before-us in a diff); each
+ * strip column's bands' data-k and data-us, each long block's data-tid,
+ * data-at-ns (from the window's start) and data-ns.
  */
 #ifndef WPROF_SVG_H
 #define WPROF_SVG_H
@@ -24,12 +32,15 @@
 #include "folded.h"
 #include "recording.h"
 
+struct svg_strip;
+
 struct svg_opts {
 	const char *title;
 	const char *subtitle;
 	bool diff;           /* colour by change (the tree has BEFORE's weights) */
 	bool absolute;       /* diff: by the change of time, not of share */
 	size_t idle_threads; /* how many threads the idle frames are of */
+	struct svg_strip *strip; /* a time strip above the graph (svgstrip.h), or NULL */
 };
 
 /* Write @fl (flame__finish()ed). 0, or -errno when writing failed. */

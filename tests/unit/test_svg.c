@@ -3,7 +3,8 @@
  * Unit tests of the flame graph writer (src/svg.c, src/flame.c) and of the
  * line splitting it shares with pprof and diff (src/recline.c): totals and
  * shares in the document, XML escaping, idle threads, labels that fit,
- * --tag-leaf, and a diff graph's colours. The document is checked to be
+ * --tag-leaf, a diff graph's colours, and the time strip (its columns'
+ * sums, its long blocks, svg.js's data). The document is checked to be
  * well-formed XML with python3 (a test dependency).
  */
 #include <errno.h>
@@ -195,6 +196,8 @@ static void test_totals(void)
 	CHECK(strstr(svg, "]]>") == strrchr(strstr(svg, "<![CDATA["), ']') - 1 &&
 	      !strstr(strstr(svg, "]]>") + 3, "]]>"), "the script does not end its CDATA early");
 	CHECK(!strstr(svg, "http://") || !strstr(svg, "src=\"http"), "nothing is loaded from the network");
+	CHECK(!strstr(svg, "<g id=\"strip\"") && !strstr(svg, "<script type=\"application/json\""),
+	      "no time strip without slices");
 	check_xml(svg, "recording");
 	check_labels(svg, "recording");
 	free(svg);
@@ -400,6 +403,144 @@ static void test_strip_ids(void)
 	folded__free(out);
 }
 
+/* Add @line ("frames" joined by ';') with its pieces @p[0..@n). */
+static int add_pieces(struct folded *f, const char *line, const struct folded_piece *p, size_t n)
+{
+	char buf[512], *frames[64], *s = buf;
+	size_t nr = 0;
+	int err = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	while (nr < 64 && (frames[nr++] = strsep(&s, ";")))
+		;
+	for (size_t i = 0; i < n && !err; i++)
+		err = folded__add_piece(f, (const char *const *)frames, nr - 1, &p[i]);
+	return err;
+}
+
+/* data-us of the band @k in column @c of the strip; 0 when it has none. */
+static long long band_us(const char *svg, int c, const char *k)
+{
+	char col[64], key[64];
+	const char *p, *end;
+
+	snprintf(col, sizeof(col), "<g class=\"col\" data-c=\"%d\">", c);
+	snprintf(key, sizeof(key), "data-k=\"%s\" data-us=\"", k);
+	p = strstr(svg, col);
+	if (!p)
+		return -1;
+	end = strstr(p, "</g>");
+	p = strstr(p, key);
+	return p && p < end ? strtoll(p + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * The sum of the weights in svg.js's data ("p": [[frame, kind, col, span,
+ * weight, col, span, weight...], ...]), and whether every byte of it is one
+ * that needs no escaping in XML; -1 when it is not there.
+ */
+static long long data_sum(const char *svg, bool *plain)
+{
+	const char *start = strstr(svg, "id=\"wprof-data\">"), *end, *p;
+	long long sum = 0;
+
+	if (!start || !(end = strstr(start, "</script>")) || !(p = strstr(start, "\"p\":[")))
+		return -1;
+	*plain = strspn(start + 16, "0123456789,.:[]{}\"abcdefghijklmnopqrstuvwxyzCPU_-") ==
+		 (size_t)(end - start - 16);
+	for (p += 5; p < end && *p == '['; p = strchr(p, ']') + 2) {
+		long long v[256];
+		int n = 0;
+
+		for (const char *q = p + 1; *q != ']' && n < 256; n++)
+			v[n] = strtoll(q, (char **)&q, 10), q += *q == ',';
+		for (int i = 4; i < n; i += 3)
+			sum += v[i];
+	}
+	return sum;
+}
+
+/*
+ * A recording of 3.5 s in 1 s slices: pieces of one slice, of three (their
+ * weight spread as floor(W * k / n) - floor(W * (k - 1) / n)), of the idle
+ * thread's four, one not known in time, one past the window (in its last
+ * slice); and a long block. Each column's bands are exactly those sums.
+ */
+static void test_strip(void)
+{
+	static const struct {
+		const char *line;
+		struct folded_piece p[2];
+		size_t n;
+	} in[] = {
+		{ "on-cpu;100;101;work;main;burn",
+		  { { 0, 1, 300, 1, 300 }, { 2, 1, 200, 1, 200 } }, 2 },
+		{ "off-cpu:sleep;100;101;work;main;nap", { { 0, 3, 1000, 1, 1000 } }, 1 },
+		{ "off-cpu:disk;100;101;work;main;a<b>&\"]]></script>", { { 3, 1, 40, 1, 40 } }, 1 },
+		{ "off-cpu:sleep;100;102;pool;wait", { { 0, 4, 2000, 1, 2000 } }, 1 },
+		{ "on-cpu;100;101;work;main;when", { { 0, 0, 70, 1, 70 }, { 9, 1, 5, 1, 5 } }, 2 },
+	};
+	static const long long want[4][4] = {
+		/* on-cpu, sleep, disk, idle */
+		{ 300, 333, 0, 500 },
+		{ 0, 333, 0, 500 },
+		{ 200, 334, 0, 500 },
+		{ 5, 0, 40, 500 },
+	};
+	static const char *const bands[] = { "on-cpu", "off-cpu:sleep", "off-cpu:disk", "idle" };
+	struct rec_block blk = {
+		.pid = 100, .tid = 101, .comm = "work", .state = WPROF_OFF_DISK,
+		.offset_ns = 1500000000, .blocked_ns = 600000000, .runq_ns = 10000000,
+		.stack = (char *)"main;a<b>&c;io_schedule_[k]",
+	};
+	struct recording r = { .ids = true, .slice_ns = 1000000000, .blocks = &blk, .nr_blocks = 1,
+			       .info = { .target = "pid 100 (app)", .window_ns = 3500000000,
+					 .freq_hz = 99 } };
+	struct thread_acct th[2];
+	char *svg = NULL, want_title[160];
+	size_t size = 0;
+	FILE *out;
+	bool plain = false;
+	int err = 0;
+
+	make_profile(&r.prof, th);
+	r.prof.window_ns = 3500000000;
+	r.lines = folded__new();
+	for (size_t i = 0; i < ARRAY_SIZE(in) && r.lines && !err; i++)
+		err = add_pieces(r.lines, in[i].line, in[i].p, in[i].n);
+	out = open_memstream(&svg, &size);
+	CHECK_EQ_S64(!err && r.lines && out ? svg__write_recording(&r, out) : -ENOMEM, 0,
+		     "svg__write_recording() of a recording with slices");
+	if (out)
+		fclose(out);
+	folded__free(r.lines);
+	if (!svg)
+		return;
+	CHECK_EQ_S64(attr(svg, "<g id=\"strip\"", "data-cols"), 4,
+		     "a column per slice, the last short");
+	for (int c = 0; c < 4; c++)
+		for (int k = 0; k < 4; k++)
+			CHECK_EQ_S64(band_us(svg, c, bands[k]), want[c][k], "column %d, %s", c,
+				     bands[k]);
+	CHECK(strstr(svg, "<title>0-1 s: on-CPU 300 \xc2\xb5s, sleep 333 \xc2\xb5s, idle threads "
+			  "500 \xc2\xb5s"), "a column's tooltip: its time by band");
+	CHECK(strstr(svg, "(full height: 0.00113)"),
+	      "the strip's scale: the most threads a column has");
+	snprintf(want_title, sizeof(want_title), "<title>work 101: disk 610.000 ms at 1.5 s, in "
+		 "a&lt;b&gt;&amp;c</title><rect x=\"%.2f\"", 10 + 1180 * 1.5 / 3.5);
+	CHECK(strstr(svg, want_title), "the long block: its thread, state, length, instant and "
+	      "leaf user frame (escaped), at its instant");
+	CHECK_EQ_S64(attr(svg, "class=\"blk\"", "data-ns"), 610000000, "and its length");
+	CHECK_EQ_S64(data_sum(svg, &plain), 300 + 200 + 1000 + 40 + 2000 + 5,
+		     "svg.js's data holds the time placed in slices, every piece once");
+	CHECK(plain, "svg.js's data is numbers and the kinds' names: nothing to escape");
+	CHECK(strstr(svg, "\"cols\":4,\"col_ns\":1000000000,\"window_ns\":3500000000"),
+	      "svg.js's data: the columns and the window");
+	CHECK_EQ_S64(attr(svg, "<foreignObject", "y"), 186, "the graph moved down under the strip");
+	check_xml(svg, "recording with slices");
+	free(svg);
+}
+
 int main(void)
 {
 	test_split();
@@ -410,5 +551,6 @@ int main(void)
 	test_diff_colours();
 	test_deep_tree();
 	test_node_cap();
+	test_strip();
 	return unit_done();
 }
