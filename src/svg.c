@@ -493,7 +493,7 @@ static int strip_add(struct svg_strip *s, __u32 leaf, enum rec_kind kind, bool i
 }
 
 /* The part of @w, spread over [@c, @c + @n), in [@lo, @hi) (within it): the strip's rule. */
-static __u64 part_of(__u64 w, __u32 c, __u32 n, __u32 lo, __u32 hi)
+static __u64 part_of(__u64 w, __u64 c, __u64 n, __u64 lo, __u64 hi)
 {
 	return (__u64)((unsigned __int128)w * (hi - c) / n - (unsigned __int128)w * (lo - c) / n);
 }
@@ -520,8 +520,8 @@ static int put_col(struct svg_strip *s, const struct raw_piece *rp, __u32 frame,
  */
 static int to_cols(struct svg_strip *s, const struct raw_piece *rp, __u32 frame)
 {
-	__u32 g = s->group, end = rp->slice + rp->span, c0 = rp->slice / g, c1 = (end - 1) / g;
-	__u64 first, mid = 0;
+	__u64 g = s->group, end = (__u64)rp->slice + rp->span, first, mid = 0;
+	__u32 c0 = rp->slice / g, c1 = (end - 1) / g;
 
 	if (rp->slice % g == 0 && end % g == 0)
 		return put_col(s, rp, frame, c0, rp->span / g, rp->w);
@@ -555,7 +555,7 @@ static int layout(struct svg_strip *s, const __u32 *frame_of, __u32 group)
 	int err = 0;
 
 	s->group = group;
-	s->nr_cols = (s->nr_slices + group - 1) / group;
+	s->nr_cols = ((__u64)s->nr_slices + group - 1) / group;
 	s->col_ns = group * s->r->slice_ns;
 	s->nr_cp = 0;
 	free(s->band_us);
@@ -827,7 +827,7 @@ static int strip_write(struct svg_strip *s, const struct flame *fl, const __u32 
 {
 	struct drawing d = { .s = s, .f = f, .window_ns = s->r->prof.window_ns };
 	__u32 *frame_of = malloc((fl->nr ? fl->nr : 1) * sizeof(*frame_of));
-	__u32 group = (s->nr_slices + STRIP_MAX_COLS - 1) / STRIP_MAX_COLS;
+	__u32 group = ((__u64)s->nr_slices + STRIP_MAX_COLS - 1) / STRIP_MAX_COLS;
 	int err = 0;
 
 	if (!frame_of)
