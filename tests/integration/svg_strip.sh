@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The flame graph's time strip in a real browser (headless Chromium, as
-# svg_browser.sh drives it), on a recording of `stalls -n 4` with 100 ms
-# slices: a thread that burns CPU, then stalls 200, 411, 622 and 332 ms,
-# and logs when each stall began (CLOCK_REALTIME) and how long it took.
+# svg_browser.sh drives it), on a recording of `stalls -n 4`'s staller
+# thread in 100 ms slices: it burns CPU, then stalls 200, 411, 622 and
+# 332 ms, and logs when each stall began (CLOCK_REALTIME) and how long it
+# took.
 # The log is the ground truth; the window's start is the JSON report's
 # start_unix_ns. Checked:
 # - the strip shows the stalls where they were: in each column, the sleep
@@ -14,7 +15,8 @@
 # - a click on the mark of the 622 ms stall selects its columns and the
 #   graph is drawn for them alone: stall_here's off-CPU time there is the
 #   stalls' time in those columns by the log; the range is in the URL's
-#   fragment, and a fragment with it (and a search) shows the same; every
+#   fragment, and a fragment with the log's range of that stall (and a
+#   search) draws it, with stall_here's time by the log there; every
 #   frame keeps its colour (svg.js's colours are svg.c's); a drag selects
 #   the columns it went over, and "whole window" draws the whole again.
 # shellcheck source=tests/lib.sh
@@ -25,7 +27,9 @@ CHROMIUM=$(command -v chromium || command -v chromium-browser) ||
 	skip "no chromium (Debian package chromium; scripts/install-deps.sh installs it)"
 command -v "$PYTHON" >/dev/null || skip "no $PYTHON"
 
-run_wprof rec record --slice 100ms -o "$TMP/s.svg" -o "$TMP/s.json" -- \
+# the staller alone: the main thread, asleep in pthread_join, is not in the
+# sleep band even on a busy machine, where it does not count as idle
+run_wprof rec record --slice 100ms --thread-name staller -o "$TMP/s.svg" -o "$TMP/s.json" -- \
 	"$WORKLOADS/stalls" -n 4 -l "$TMP/stalls.log"
 check_wprof_ok rec
 [ -s "$TMP/s.svg" ] && [ -s "$TMP/s.json" ] || fatal "no s.svg or s.json written"
@@ -247,17 +251,22 @@ check(xs[0] == 10 and max(steps) - min(steps) < 0.05,
 px_per_ns = steps[0] / col
 marks = [b for b in page["blocks"] if b["tid"] == [t[1] for t in truth if t[0] == "worker"][0]]
 check(len(marks) == 4, "each of the 4 stalls has its long block's mark (%d)" % len(marks))
+# a block starts when the thread blocks: later than the log's instant by
+# what the stall took beyond its sleep at most (a wait for a CPU before it)
 for at, n, req in stalls:
 	m = min(marks, key=lambda b: abs(b["at"] - at)) if marks else None
-	check(m and abs(m["at"] - at) <= 2 * MS and abs(m["ns"] - n) <= 2 * MS and
-	      abs(m["x"] - (10 + at * px_per_ns)) <= 1 and abs(m["w"] - n * px_per_ns) <= 1,
+	late = n - req + 2 * MS
+	check(m and -2 * MS <= m["at"] - at <= late and abs(m["ns"] - n) <= late and
+	      abs(m["x"] - (10 + m["at"] * px_per_ns)) <= 0.6 and
+	      abs(m["w"] - m["ns"] * px_per_ns) <= 0.6,
 	      "the %d ms stall's mark: at %.3f s, %.1f ms, %.1f px wide (the log: %.3f s, %.1f ms) [%s]"
 	      % (req / MS, m["at"] / 1e9 if m else -1, m["ns"] / MS if m else -1,
 		 m["w"] if m else -1, at / 1e9, n / MS, m["title"] if m else ""))
-# the range of the 622 ms stall
+# the range of the 622 ms stall: the columns its mark spans
+m = min(marks, key=lambda b: abs(b["ns"] - 622 * MS)) if marks else {"at": 0, "ns": 0}
 rng = page.get("range") or [0, 0]
-check(rng == [first, last + 1], "a click on its mark selects its columns: %s (want [%d, %d])"
-      % (rng, first, last + 1))
+check(rng == [m["at"] // col, -(-(m["at"] + m["ns"]) // col)],
+      "a click on its mark selects the columns it spans: %s" % rng)
 want = sum(overlap(rng[0] * col, rng[1] * col, at, at + n) for at, n, req in stalls) / 1000
 got = page["rangeStallOff"]
 check(abs(got - want) <= 3000, "stall_here's off-CPU time in the range: %.1f ms (the log: %.1f ms)"
@@ -265,9 +274,10 @@ check(abs(got - want) <= 3000, "stall_here's off-CPU time in the range: %.1f ms 
 check(page["wholeStallOff"] > got + 100000,
       "less than in the whole window (%.1f ms)" % (page["wholeStallOff"] / 1e3))
 span_us = (rng[1] - rng[0]) * col / 1000
-check(abs(page["rangeTotal"] - 2 * span_us) <= 0.05 * 2 * span_us,
-      "the range's graph is its two threads' time there: %.1f ms (%.1f ms)"
-      % (page["rangeTotal"] / 1e3, 2 * span_us / 1e3))
+# about: on-CPU time is in the slices of its samples (10 ms each, more on a busy machine)
+check(abs(page["rangeTotal"] - span_us) <= 0.15 * span_us,
+      "the range's graph is about the thread's time there: %.1f ms (%.1f ms)"
+      % (page["rangeTotal"] / 1e3, span_us / 1e3))
 check(abs(page["rootWidth"] - 1180) < 0.5, "its root spans the graph (%.2f px)" % page["rootWidth"])
 check(abs(page["stallPx"] - page["stallWant"]) < 0.5,
       "stall_here as wide as its share of the range (%.2f px, want %.2f)"
@@ -280,9 +290,11 @@ check(page["rangeText"].startswith("%g-%g s of " % (rng[0] * col / 1e9, rng[1] *
 check(page["dragRange"] == [2, 6], "a drag over columns 2 to 5 selects them: %s" % page["dragRange"])
 check(page["wholeRange"] is None and page["restored"] == page["frames"],
       "whole window: the graph as it was (%d of %d frames as wide)" % (page["restored"], page["frames"]))
-check(page["sharedRange"] == rng and abs(page["sharedStallOff"] - got) < 1,
-      "the fragment #r=%d-%d draws the same range: %s, stall_here %.1f ms"
-      % (first, last, page["sharedRange"], page["sharedStallOff"] / 1e3))
+shared = sum(overlap(first * col, (last + 1) * col, at, at + n) for at, n, req in stalls) / 1000
+check(page["sharedRange"] == [first, last + 1] and
+      abs(page["sharedStallOff"] - shared) <= 3000,
+      "the fragment #r=%d-%d draws that range: %s, stall_here %.1f ms (the log: %.1f ms)"
+      % (first, last, page["sharedRange"], page["sharedStallOff"] / 1e3, shared / 1e3))
 check(abs(page["sharedMatched"] - page["sharedShare"]) < 0.001,
       "and its search gives stall_here's share of the range: %.4f (%.4f)"
       % (page["sharedMatched"], page["sharedShare"]))
