@@ -541,6 +541,47 @@ static void test_strip(void)
 	free(svg);
 }
 
+/*
+ * A window of 1200 slices: columns of 3 slices each (at most 590 columns). A
+ * piece over slices 1-5 has 2/5 of its time in column 0 (slices 1, 2) and
+ * 3/5 in column 1 (3-5); one over slices 6-14, whole columns, stays as it is.
+ */
+static void test_strip_columns(void)
+{
+	struct folded_piece a = { 1, 5, 500, 1, 500 }, b = { 6, 9, 900, 1, 900 };
+	struct recording r = { .ids = true, .slice_ns = 1000000000,
+			       .info = { .target = "pid 100 (app)", .window_ns = 1200000000000,
+					 .freq_hz = 99 } };
+	struct thread_acct th[2];
+	char *svg = NULL;
+	size_t size = 0;
+	FILE *out;
+	int err;
+
+	make_profile(&r.prof, th);
+	r.prof.window_ns = 1200000000000;
+	r.lines = folded__new();
+	err = r.lines ? add_pieces(r.lines, "on-cpu;100;101;work;main;burn", &a, 1) : -ENOMEM;
+	err = err ?: add_pieces(r.lines, "off-cpu:sleep;100;101;work;main;nap", &b, 1);
+	out = open_memstream(&svg, &size);
+	CHECK_EQ_S64(!err && out ? svg__write_recording(&r, out) : -ENOMEM, 0,
+		     "svg__write_recording() of 1200 slices");
+	if (out)
+		fclose(out);
+	folded__free(r.lines);
+	if (!svg)
+		return;
+	CHECK_EQ_S64(attr(svg, "<g id=\"strip\"", "data-cols"), 400, "400 columns");
+	CHECK_EQ_S64(attr(svg, "<g id=\"strip\"", "data-col-ns"), 3000000000LL, "of 3 s each");
+	CHECK_EQ_S64(band_us(svg, 0, "on-cpu"), 200, "column 0: slices 1 and 2 of 1-5");
+	CHECK_EQ_S64(band_us(svg, 1, "on-cpu"), 300, "column 1: slices 3-5");
+	for (int c = 2; c < 5; c++)
+		CHECK_EQ_S64(band_us(svg, c, "off-cpu:sleep"), 300, "column %d: a third of 6-14", c);
+	CHECK(strstr(svg, ",2,3,900]"), "svg.js's data: the piece of whole columns as one");
+	check_xml(svg, "1200 slices");
+	free(svg);
+}
+
 int main(void)
 {
 	test_split();
@@ -552,5 +593,6 @@ int main(void)
 	test_deep_tree();
 	test_node_cap();
 	test_strip();
+	test_strip_columns();
 	return unit_done();
 }
