@@ -230,7 +230,8 @@
 			Math.min(light, 92) + "%)";
 	}
 
-	var K = 7, OTHER = 6;
+	// the kinds of time (enum rec_kind), the last one "other"; the idle family after them
+	var K, OTHER;
 
 	// Each frame's weight by kind in columns [from, to), callees in their callers.
 	function weigh(from, to) {
@@ -394,6 +395,8 @@
 		} catch (e) {
 			return;
 		}
+		K = data.labels.length;
+		OTHER = K - 1;
 		sel = document.getElementById("sel");
 		rangeText = document.getElementById("range");
 		rangeAll = document.getElementById("range-all");
