@@ -592,6 +592,23 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 }
 
 /*
+ * What can be walked of the stacks of a thread that left the CPU unseen, as
+ * it gets a CPU again: still in the __schedule() it left with, its kernel
+ * stack is that interval's (close_interval() walks it, typed: a task
+ * pointer), and its user stack too, walked as it resumes, where it holds
+ * still (switch_stacks()). raw_tp: neither (no task pointer to walk).
+ */
+static __always_inline __u32 unseen_walk(struct task_struct *next, bool typed)
+{
+	if (!typed)
+		return WPROF_WALK_USER | WPROF_WALK_KERNEL;
+	if (!user_stacks || !resume_walk || window_end_ns ||
+	    (next->flags & (PF_KTHREAD | PF_USER_WORKER)) || !stack_holds(next, TASK_RUNNING))
+		return WPROF_WALK_USER;
+	return WPROF_WALK_DEFER;
+}
+
+/*
  * The thread of @th, task `next`, gets a CPU at `now`, but left one unseen
  * since it was last seen getting one (the kernel gave no sched_switch event:
  * on this VM's 6.18, two threads of its agent leave the CPU so at nearly
@@ -616,12 +633,11 @@ static __always_inline void untraced_out(void *ctx, struct wprof_thread *th,
 		return;
 	th->off_since_ns = out;
 	th->off_state = WPROF_OFF_SLEEP;
-	th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
+	th->walk = unseen_walk(next, typed);
 	th->ustack_id = 0;
 	th->kstack_id = 0;
 	th->wake_ns = 0;
 	th->run_delay_out = TASK_READ(next, sched_info.run_delay, typed);
-	close_unseen(th, now, switch_wake(th, next, now, typed));
 }
 
 static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64 now, __u64 steal,
@@ -670,12 +686,12 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	 * used, close_interval() counts no run-queue time then.
 	 */
 	now = not_before_last(th, now);
-	if (th->off_since_ns) {
+	/* it left unseen: off-CPU since it last ran, that interval closed here too */
+	if (!th->off_since_ns && th->oncpu_since_ns)
+		untraced_out(ctx, th, next, now, typed);
+	if (th->off_since_ns)
 		close_interval(ctx, th, now, switch_wake(th, next, now, typed), typed ? next : NULL,
 			       false);
-	} else if (th->oncpu_since_ns) {
-		untraced_out(ctx, th, next, now, typed);
-	}
 	th->oncpu_since_ns = now;
 	th->exec_in = TASK_READ(next, se.sum_exec_runtime, typed);
 	steal_begin(th, steal, bpf_get_smp_processor_id());
