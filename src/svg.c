@@ -670,27 +670,6 @@ static void column(const struct drawing *d, __u32 c, double top_threads)
 	fprintf(d->f, "</g>\n");
 }
 
-/* The innermost user frame of @stack (a kernel frame when it has none): its span. */
-static const char *leaf_of(const char *stack, size_t *len)
-{
-	const char *best = NULL, *end;
-
-	*len = 0;
-	for (const char *p = stack; p && *p; p = end + 1) {
-		end = strchr(p, ';');
-		if (!end)
-			end = p + strlen(p);
-		/* kernel frames end in _[k]: the user leaf is the last other one */
-		if (!best || end - p < 4 || strncmp(end - 4, "_[k]", 4)) {
-			best = p;
-			*len = end - p;
-		}
-		if (!*end)
-			break;
-	}
-	return best;
-}
-
 static enum rec_kind kind_of_block(const struct drawing *d, const struct rec_block *b)
 {
 	if (d->s->r->no_states)
@@ -731,7 +710,7 @@ static void blocks(const struct drawing *d)
 			(unsigned long long)rec_block__ns(b));
 		safestr__xml(d->f, b->comm, strnlen(b->comm, sizeof(b->comm)));
 		fprintf(d->f, " %u: %s %s at %s s", b->tid, timeline__state(b->state), t, at);
-		leaf = leaf_of(b->stack, &len);
+		leaf = timeline__leaf(b, &len);
 		if (leaf) {
 			fputs(", in ", d->f);
 			safestr__xml(d->f, leaf, len);

@@ -48,38 +48,38 @@ const struct rec_block *timeline__longest(const struct recording *r, __u32 pid, 
 	return best;
 }
 
-/* The innermost user frame of @b's stack (a kernel frame when it has none), into @buf. */
-static void leaf_frame(const struct rec_block *b, char *buf, size_t size)
+const char *timeline__leaf(const struct rec_block *b, size_t *len)
 {
-	const char *s = b->stack, *best = NULL, *end;
-	size_t best_len = 0;
-	char raw[128];
+	const char *best = NULL, *end;
 
-	for (const char *p = s; p && *p; p = end + (*end == ';')) {
-		size_t len;
-
+	*len = 0;
+	for (const char *p = b->stack; p && *p; p = end + 1) {
 		end = strchr(p, ';');
 		if (!end)
 			end = p + strlen(p);
-		len = end - p;
 		/* kernel frames end in _[k]: the user leaf is the last other one */
-		if (!best || len < 4 || strncmp(end - 4, "_[k]", 4)) {
+		if (!best || end - p < 4 || strncmp(end - 4, "_[k]", 4)) {
 			best = p;
-			best_len = len;
+			*len = end - p;
 		}
 		if (!*end)
 			break;
 	}
-	if (!best) {
+	return best;
+}
+
+/* @b's leaf frame as safe text, its first 127 bytes, into @buf; "[no stack]" when none. */
+static void leaf_text(const struct rec_block *b, char *buf, size_t size)
+{
+	size_t len;
+	const char *leaf = timeline__leaf(b, &len);
+
+	if (!leaf) {
 		snprintf(buf, size, "[no stack]");
 		return;
 	}
-	if (best_len >= sizeof(raw))
-		best_len = sizeof(raw) - 1;
-	memcpy(raw, best, best_len);
-	raw[best_len] = '\0';
 	/* a saved recording is anyone's: its frames are shown as safe text */
-	safestr__str(buf, size, raw);
+	safestr__text(buf, size, leaf, len < 128 ? len : 127);
 }
 
 static int cmp_longest(const void *a, const void *b)
@@ -128,7 +128,7 @@ void timeline__summary(const struct recording *r, FILE *f)
 		const struct rec_block *b = top[i];
 		char leaf[SAFESTR_SIZE(128)], comm[SAFESTR_SIZE(WPROF_COMM_LEN)], when[32];
 
-		leaf_frame(b, leaf, sizeof(leaf));
+		leaf_text(b, leaf, sizeof(leaf));
 		safestr__str(comm, sizeof(comm), b->comm);
 		clock_time(b->start_ns, when, sizeof(when));
 		fprintf(f, "wprof:   %.3f s %s at %s (+%.3f s%s): %s %u in %s\n",

@@ -25,6 +25,14 @@ const struct rec_block *timeline__longest(const struct recording *r, __u32 pid, 
  */
 int timeline__json(const struct recording *r, FILE *f);
 
+/*
+ * The innermost user frame of @b's stack (root first): the last frame not
+ * ending in "_[k]"; the root when every one does. Returns its raw bytes,
+ * *@len of them, in b->stack (not safe text: escape them for where they
+ * are written), or NULL when @b has no stack.
+ */
+const char *timeline__leaf(const struct rec_block *b, size_t *len);
+
 /* The state's name in the JSON report: "sleep", "disk", "runqueue". */
 const char *timeline__state(__u32 state);
 
