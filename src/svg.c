@@ -12,22 +12,14 @@
 #include "svg_js.h" /* svg_js[]: src/svg.js as a C string (see the Makefile) */
 #include "util.h"
 
-#define WIDTH 1200     /* px, as flamegraph.pl's default */
-#define PAD 10
 #define FRAME_H 16
 #define FONT_PX 12
 /* DejaVu Sans Mono and Liberation Mono advance 0.6 em: a little more, so that labels fit */
 #define CHAR_W 7.25
-#define MIN_PX 0.1     /* narrower frames are not drawn: nobody could see them */
 #define TOP 112        /* y of the deepest frames' row (without a time strip) */
 #define STRIP_Y 90     /* the time strip's top; what follows it moves down by its height */
 
-/* The colour families, in HSL: hue from + up to span, by a hash of the name. */
-struct family {
-	int hue, hue_span, sat, light, light_span;
-};
-
-static const struct family families[REC_KIND_CNT] = {
+static const struct svg_family families[REC_KIND_CNT] = {
 	[REC_ON_CPU] = { 0, 45, 85, 55, 8 },   /* warm: red to yellow */
 	[REC_SLEEP] = { 200, 25, 65, 58, 12 }, /* blue */
 	[REC_DISK] = { 270, 25, 50, 58, 12 },  /* purple */
@@ -36,7 +28,7 @@ static const struct family families[REC_KIND_CNT] = {
 	[REC_STEAL] = { 320, 20, 55, 60, 10 }, /* pink: the hypervisor's */
 	[REC_OTHER] = { 35, 15, 15, 62, 10 },  /* greige: no tag */
 };
-static const struct family idle_family = { 210, 0, 10, 72, 10 }; /* grey */
+static const struct svg_family idle_family = { 210, 0, 10, 72, 10 }; /* grey */
 
 struct writer {
 	FILE *f;
@@ -102,7 +94,12 @@ static void put_label(FILE *f, const char *name, double w)
 	fputs("..", f);
 }
 
-static void colour(char *buf, size_t size, const struct family *fam, const char *name, bool pale)
+const struct svg_family *svg__family(enum rec_kind kind, bool idle)
+{
+	return idle ? &idle_family : &families[kind];
+}
+
+void svg__colour(char *buf, size_t size, const struct svg_family *fam, const char *name, bool pale)
 {
 	__u64 h = name ? hmap__hash_bytes(name, strlen(name)) : 0x80008000ULL;
 	double v1 = (h & 0xffff) / 65535.0, v2 = ((h >> 16) & 0xffff) / 65535.0;
@@ -143,8 +140,8 @@ static void fill_of(const struct writer *w, const struct flame_node *n, char *bu
 	if (n == w->fl->nodes)
 		snprintf(buf, size, "hsl(0,0%%,80%%)");
 	else
-		colour(buf, size, n->idle ? &idle_family : &families[flame__kind(n)], n->name,
-		       n->waker);
+		svg__colour(buf, size, n->idle ? &idle_family : &families[flame__kind(n)],
+			    n->name, n->waker);
 }
 
 static void put_tooltip(const struct writer *w, const struct flame_node *n)
@@ -187,11 +184,11 @@ static void put_tooltip(const struct writer *w, const struct flame_node *n)
 static bool draw_one(struct writer *w, const struct flame_node *n, __u64 x)
 {
 	__u64 width = flame__width(n);
-	double px = width * w->scale, left = PAD + x * w->scale;
+	double px = width * w->scale, left = SVG_PAD + x * w->scale;
 	int y = w->top + (w->fl->max_depth - n->depth) * FRAME_H;
 	char fill[64];
 
-	if (px < MIN_PX) {
+	if (px < SVG_MIN_PX) {
 		w->left_out++;
 		return false;
 	}
@@ -273,13 +270,13 @@ static void legend(struct writer *w)
 	const struct flame *fl = w->fl;
 	const struct flame_node *root = &fl->nodes[0];
 	char fill[64], attrs[128], text[160], t[64];
-	double x = PAD;
+	double x = SVG_PAD;
 
 	for (int k = 0; k < REC_KIND_CNT; k++) {
 		/* the four kinds always, so that a missing one shows as 0 */
 		if (k >= REC_OFF && !fl->kind_total[k] && !fl->kind_before[k])
 			continue;
-		colour(fill, sizeof(fill), &families[k], NULL, false);
+		svg__colour(fill, sizeof(fill), &families[k], NULL, false);
 		snprintf(attrs, sizeof(attrs),
 			 "data-kind=\"%s\" data-us=\"%llu\" data-before-us=\"%llu\"",
 			 k == REC_OTHER ? "other" : rec_kind__tag(k),
@@ -294,7 +291,7 @@ static void legend(struct writer *w)
 				 100 * share(fl->kind_total[k], root->total));
 		x = legend_entry(w, x, 64, fill, attrs, text);
 	}
-	x = PAD;
+	x = SVG_PAD;
 	if (w->so->diff) {
 		x = legend_entry(w, x, 82, "hsl(0,85%,60%)", "", "share grew");
 		x = legend_entry(w, x, 82, "hsl(220,85%,60%)", "", "share shrank");
@@ -302,7 +299,7 @@ static void legend(struct writer *w)
 		return;
 	}
 	if (fl->idle_total) {
-		colour(fill, sizeof(fill), &idle_family, NULL, false);
+		svg__colour(fill, sizeof(fill), &idle_family, NULL, false);
 		snprintf(attrs, sizeof(attrs), "data-idle-us=\"%llu\" data-idle-threads=\"%zu\"",
 			 (unsigned long long)fl->idle_total, w->so->idle_threads);
 		svg__fmt_us(t, sizeof(t), fl->idle_total);
@@ -320,8 +317,8 @@ static void header(struct writer *w, int height)
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%d\" viewBox=\"0 0 %d %d\" data-width=\"%d\" data-pad=\"%d\" "
 		"data-char-width=\"%.2f\" data-total=\"%llu\" data-total-us=\"%llu\" "
-		"data-diff=\"%d\">\n", WIDTH, height, WIDTH, height, WIDTH, PAD, CHAR_W,
-		(unsigned long long)w->total, (unsigned long long)w->fl->nodes[0].total,
+		"data-diff=\"%d\">\n", SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH, SVG_PAD,
+		CHAR_W, (unsigned long long)w->total, (unsigned long long)w->fl->nodes[0].total,
 		w->so->diff);
 	fprintf(f, "<defs><pattern id=\"gone\" width=\"6\" height=\"6\" "
 		"patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
@@ -356,9 +353,9 @@ static void header(struct writer *w, int height)
 
 static void put_centred(struct writer *w, const char *id, int y, const char *s, double char_w)
 {
-	size_t fit = (WIDTH - 2 * PAD) / char_w, len = strlen(s);
+	size_t fit = (SVG_WIDTH - 2 * SVG_PAD) / char_w, len = strlen(s);
 
-	fprintf(w->f, "<text id=\"%s\" x=\"%d\" y=\"%d\">", id, WIDTH / 2, y);
+	fprintf(w->f, "<text id=\"%s\" x=\"%d\" y=\"%d\">", id, SVG_WIDTH / 2, y);
 	if (len <= fit) {
 		put_str(w->f, s);
 	} else {
@@ -610,7 +607,7 @@ static double x_at(const struct drawing *d, __u64 ns)
 {
 	if (ns > d->window_ns)
 		ns = d->window_ns;
-	return PAD + (WIDTH - 2 * PAD) * ((double)ns / d->window_ns);
+	return SVG_PAD + (SVG_WIDTH - 2 * SVG_PAD) * ((double)ns / d->window_ns);
 }
 
 static __u64 col_len_ns(const struct drawing *d, __u32 c)
@@ -726,7 +723,7 @@ static void blocks(const struct drawing *d)
 static void axis(const struct drawing *d)
 {
 	static const __u32 steps[] = { 1, 2, 5 };
-	double col_px = (WIDTH - 2 * PAD) * ((double)d->s->col_ns / d->window_ns);
+	double col_px = (SVG_WIDTH - 2 * SVG_PAD) * ((double)d->s->col_ns / d->window_ns);
 	__u32 every = 1;
 	char at[32];
 
@@ -754,8 +751,8 @@ static void strip(const struct drawing *d)
 		"height: %.3g); drag to pick a time range</text>\n"
 		"<text id=\"range\" x=\"%d\" y=\"%d\"></text>"
 		"<text id=\"range-all\" class=\"hide\" x=\"%d\" y=\"%d\">whole window</text>\n",
-		d->s->nr_cols, (unsigned long long)d->s->col_ns, PAD, STRIP_Y + 12, len, top,
-		WIDTH - PAD - 110, STRIP_Y + 12, WIDTH - PAD, STRIP_Y + 12);
+		d->s->nr_cols, (unsigned long long)d->s->col_ns, SVG_PAD, STRIP_Y + 12, len, top,
+		SVG_WIDTH - SVG_PAD - 110, STRIP_Y + 12, SVG_WIDTH - SVG_PAD, STRIP_Y + 12);
 	for (__u32 c = 0; c < d->s->nr_cols; c++)
 		column(d, c, top);
 	blocks(d);
@@ -772,7 +769,7 @@ static void data(const struct drawing *d)
 
 	fprintf(f, "<script type=\"application/json\" id=\"wprof-data\">{\"cols\":%u,"
 		"\"col_ns\":%llu,\"window_ns\":%llu,\"min_px\":%g,\"tags\":[", s->nr_cols,
-		(unsigned long long)s->col_ns, (unsigned long long)d->window_ns, MIN_PX);
+		(unsigned long long)s->col_ns, (unsigned long long)d->window_ns, SVG_MIN_PX);
 	for (int k = 0; k < REC_KIND_CNT; k++)
 		fprintf(f, "%s\"%s\"", k ? "," : "", k == REC_OTHER ? "other" : rec_kind__tag(k));
 	fputs("],\"labels\":[", f);
@@ -780,7 +777,7 @@ static void data(const struct drawing *d)
 		fprintf(f, "%s\"%s\"", k ? "," : "", rec_kind__label(k));
 	fputs("],\"fam\":[", f);
 	for (int b = 0; b < STRIP_BANDS; b++) {
-		const struct family *fam = b == STRIP_BAND_IDLE ? &idle_family : &families[b];
+		const struct svg_family *fam = svg__family(b, b == STRIP_BAND_IDLE);
 
 		fprintf(f, "%s[%d,%d,%d,%d,%d]", b ? "," : "", fam->hue, fam->hue_span, fam->sat,
 			fam->light, fam->light_span);
@@ -814,8 +811,8 @@ static int strip_write(struct svg_strip *s, const struct flame *fl, const __u32 
 	if (!d.window_ns)
 		d.window_ns = (__u64)s->nr_slices * s->r->slice_ns;
 	for (int b = 0; b < STRIP_BANDS; b++)
-		colour(d.fill[b], sizeof(d.fill[b]),
-		       b == STRIP_BAND_IDLE ? &idle_family : &families[b], NULL, false);
+		svg__colour(d.fill[b], sizeof(d.fill[b]), svg__family(b, b == STRIP_BAND_IDLE),
+			    NULL, false);
 	/* a node's time is its nearest drawn caller's; a caller's index is below its callees' */
 	for (size_t i = 0; i < fl->nr; i++)
 		frame_of[i] = dom[i] != UINT32_MAX || !i ? dom[i] : frame_of[fl->nodes[i].parent];
@@ -840,7 +837,7 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 	struct svg_strip *strip = NULL;
 
 	w.total = flame__width(&fl->nodes[0]);
-	w.scale = w.total ? (double)(WIDTH - 2 * PAD) / w.total : 0;
+	w.scale = w.total ? (double)(SVG_WIDTH - 2 * SVG_PAD) / w.total : 0;
 	if (so->strip && !so->diff && w.total) {
 		strip = so->strip;
 		dy = STRIP_H;
@@ -861,19 +858,20 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f)
 		"<foreignObject x=\"%d\" y=\"%d\" width=\"240\" height=\"24\">"
 		"<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
 		"placeholder=\"search (regex), / or Ctrl-F\" spellcheck=\"false\"/></foreignObject>\n",
-		PAD, 102 + dy, WIDTH - PAD - 250, 102 + dy, WIDTH - PAD - 240, 86 + dy);
+		SVG_PAD, 102 + dy, SVG_WIDTH - SVG_PAD - 250, 102 + dy, SVG_WIDTH - SVG_PAD - 240,
+		86 + dy);
 	fprintf(f, "<g id=\"frames\">\n");
 	if (w.total && draw(&w)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	fprintf(f, "</g>\n<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", PAD,
+	fprintf(f, "</g>\n<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", SVG_PAD,
 		w.top + frames_h + 16);
 	if (w.left_out)
 		fprintf(f, "<text id=\"leftout\" x=\"%d\" y=\"%d\" style=\"text-anchor: end; "
 			"fill: #777\">%zu frames narrower than %.1f px not drawn, nor what they "
 			"call</text>\n",
-			WIDTH - PAD, w.top + frames_h + 16, w.left_out, MIN_PX);
+			SVG_WIDTH - SVG_PAD, w.top + frames_h + 16, w.left_out, SVG_MIN_PX);
 	if (strip) {
 		err = strip_write(strip, fl, w.dom, f);
 		if (err)

@@ -54,6 +54,25 @@ int svg__write(const struct flame *fl, const struct svg_opts *so, FILE *f);
  */
 int svg__write_recording(struct recording *r, FILE *f);
 
+/*
+ * For the writers of the document's parts (svgstrip.h, the time strip): its
+ * width and margin, the narrowest frame drawn, in px; the colours.
+ */
+#define SVG_WIDTH 1200 /* as flamegraph.pl's default */
+#define SVG_PAD 10
+#define SVG_MIN_PX 0.1 /* narrower frames are not drawn: nobody could see them */
+
+/* A kind of time's colours, in HSL: hue from + up to span, by a hash of the name. */
+struct svg_family {
+	int hue, hue_span, sat, light, light_span;
+};
+
+/* The colours of @kind's time, or of the idle threads' when @idle. */
+const struct svg_family *svg__family(enum rec_kind kind, bool idle);
+
+/* "hsl(...)": the fill of frame @name (NULL: of the family itself) of @fam, paler when @pale. */
+void svg__colour(char *buf, size_t size, const struct svg_family *fam, const char *name, bool pale);
+
 /* "512 µs", "12.345 ms", "3.000 s": what the graphs and tables print. */
 void svg__fmt_us(char *buf, size_t size, __u64 us);
 
