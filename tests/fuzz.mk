@@ -16,7 +16,7 @@ FUZZ_MODS    := safestr folded foldread stackcap perfmap procmaps proclive kalls
 FUZZ_MODS    += cfirows ehrows rowalloc
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile statnames bytebuf gzip recording recline profile_data recinfo output outfile report timeline threadtime svg \
-		flame pprof strmap origins
+		svgstrip flame pprof strmap origins
 FUZZ_OBJS    := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_MODS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
