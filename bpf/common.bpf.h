@@ -452,11 +452,18 @@ const volatile __u64 slice_ns __weak = 0;
 /* ... and each thread's time by slice is kept (add_time()) */
 const volatile bool thread_times __weak = false;
 
-/* The slice @ts is in (one before the window's start: the first). */
+/*
+ * The slice @ts is in: one before the window's start (or before it opened)
+ * in the first, one after its end in the last.
+ */
 static __always_inline __u32 slice_of(__u64 ts)
 {
-	if (!slice_ns || ts <= window_start_ns)
+	__u64 end = window_end_ns;
+
+	if (!slice_ns || !window_start_ns || ts <= window_start_ns)
 		return 0;
+	if (end && ts >= end)
+		ts = end > window_start_ns ? end - 1 : window_start_ns;
 	return (ts - window_start_ns) / slice_ns;
 }
 

@@ -602,7 +602,8 @@ static __always_inline __u32 unseen_walk(struct task_struct *next, bool typed)
 {
 	if (!typed)
 		return WPROF_WALK_USER | WPROF_WALK_KERNEL;
-	if (!user_stacks || !resume_walk || window_end_ns ||
+	/* traced: the state it left with unknown, a tracer may have changed its registers */
+	if (!user_stacks || !resume_walk || window_end_ns || next->ptrace ||
 	    (next->flags & (PF_KTHREAD | PF_USER_WORKER)) || !stack_holds(next, TASK_RUNNING))
 		return WPROF_WALK_USER;
 	return WPROF_WALK_DEFER;
@@ -634,6 +635,9 @@ static __always_inline void untraced_out(void *ctx, struct wprof_thread *th,
 	th->off_since_ns = out;
 	th->off_state = WPROF_OFF_SLEEP;
 	th->walk = unseen_walk(next, typed);
+	/* the walk at its resume needs its maps as they are then (switch_stacks()) */
+	if ((th->walk & WPROF_WALK_DEFER) && cfi_walk)
+		check_maps(th, next);
 	th->ustack_id = 0;
 	th->kstack_id = 0;
 	th->wake_ns = 0;

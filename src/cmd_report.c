@@ -28,6 +28,7 @@ struct report_opts {
 	bool stats;
 	bool tag_leaf;
 	bool range;              /* --from or --to */
+	bool to_given;           /* --to */
 	__u64 from_ns, to_ns;    /* of the window */
 };
 
@@ -175,6 +176,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			}
 			o->range = true;
+			o->to_given |= c == OPT_TO;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -211,7 +213,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	o->input = argv[optind];
-	if (o->range && o->to_ns && o->to_ns <= o->from_ns) {
+	if (o->to_given && o->to_ns <= o->from_ns) {
 		pr_err("--to must be later than --from; nothing would be left");
 		return -EINVAL;
 	}
@@ -234,7 +236,7 @@ static bool filtering(const struct rec_filter *f)
 /* --from/--to: @rec cut to the range, which is said (rounded to slices) with what it leaves out. */
 static int cut_range(struct recording *rec, const struct report_opts *o)
 {
-	__u64 from = o->from_ns, to = o->to_ns ? o->to_ns : rec->prof.window_ns, unplaced = 0;
+	__u64 from = o->from_ns, to = o->to_given ? o->to_ns : rec->prof.window_ns, unplaced = 0;
 	__u64 window = rec->prof.window_ns;
 	int err = timeline__range(rec, &from, &to, &unplaced);
 

@@ -298,13 +298,17 @@ static void add_to(struct stack_ent *e, __u64 weight, __u64 count, __u64 max)
 	e->count = sat_add(e->count, count);
 	if (max > e->max)
 		e->max = max;
-	/*
-	 * What one interval or sample weighs is at most the line's weight, and
-	 * a line of one is that one's weight: one interval comes in pieces
-	 * (folded__add_piece()), and rounded alike.
-	 */
-	if (e->count == 1 || e->max > e->weight)
-		e->max = e->weight;
+}
+
+/*
+ * The line's max as given out: what one interval or sample weighs is at
+ * most the line's weight, and a line of one is that one's weight (its
+ * pieces are all its, folded__add_piece(), each rounded alike). Applied
+ * here, not as pieces come: a line's first pieces may be of others.
+ */
+static __u64 shown_max(const struct stack_ent *e)
+{
+	return e->count == 1 || e->max > e->weight ? e->weight : e->max;
 }
 
 int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
@@ -483,7 +487,7 @@ int folded__for_each(const struct folded *f, folded_fn fn, void *ctx)
 	if (!ents)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nr && !err; i++)
-		err = fn(ents[i]->key, ents[i]->weight, ents[i]->count, ents[i]->max, ctx);
+		err = fn(ents[i]->key, ents[i]->weight, ents[i]->count, shown_max(ents[i]), ctx);
 	free(ents);
 	return err;
 }
@@ -500,7 +504,7 @@ int folded__for_each_pieces(const struct folded *f, folded_pieces_fn fn, void *c
 
 		/* merged: sorted, one piece per slices (the table's own, not its meaning) */
 		compact_pieces((struct stack_ent *)e);
-		err = fn(e->key, e->weight, e->count, e->max, e->pieces, e->nr_pieces, ctx);
+		err = fn(e->key, e->weight, e->count, shown_max(e), e->pieces, e->nr_pieces, ctx);
 	}
 	free(ents);
 	return err;

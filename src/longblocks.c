@@ -101,8 +101,10 @@ int longblocks__add(struct longblocks *lb, const struct wprof_long_block *b, boo
 		if (cap > lb->max)
 			cap = lb->max;
 		h = realloc(lb->heap, cap * sizeof(*h));
-		if (!h)
+		if (!h) {
+			lb->dropped++;
 			return -ENOMEM;
+		}
 		lb->heap = h;
 		lb->cap = cap;
 	}
@@ -111,16 +113,19 @@ int longblocks__add(struct longblocks *lb, const struct wprof_long_block *b, boo
 	return 0;
 }
 
-void longblocks__remove(struct longblocks *lb, size_t i)
+void longblocks__sweep(struct longblocks *lb)
 {
-	if (i >= lb->nr)
-		return;
-	block_free(&lb->heap[i]);
-	lb->heap[i] = lb->heap[--lb->nr];
-	if (i < lb->nr) {
-		sift_down(lb, i);
-		sift_up(lb, i);
+	size_t n = 0;
+
+	for (size_t i = 0; i < lb->nr; i++) {
+		if (lb->heap[i].gone)
+			block_free(&lb->heap[i]);
+		else
+			lb->heap[n++] = lb->heap[i];
 	}
+	lb->nr = n;
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(lb, i);
 }
 
 __u64 longblocks__dropped(const struct longblocks *lb)

@@ -15,12 +15,14 @@
 
 /* How many long blocks a recording keeps: the longest (README, man page). */
 #define LONG_BLOCKS_MAX 1000
+#define LONG_BLOCKS_MAX_WORDS "1000"
 
 struct long_block {
 	struct wprof_long_block b;
 	bool open;     /* still going at the window's end */
 	bool resolved; /* stack (and waker) made: by its thread's lines (profile.c) */
 	char comm[WPROF_COMM_LEN]; /* its thread's name, once resolved */
+	bool gone;     /* to let go at the next longblocks__sweep() (its thread left out) */
 	char *stack;   /* frames root first, joined by ';'; NULL: none */
 	char *waker;   /* --wakers: the waker's frames, leaf first, then its name; NULL: none */
 };
@@ -42,8 +44,8 @@ static inline __u64 long_block__ns(const struct wprof_long_block *b)
  * is counted as dropped. 0 or -ENOMEM.
  */
 int longblocks__add(struct longblocks *lb, const struct wprof_long_block *b, bool open);
-/* Let go of block @i (not counted: the caller's choice); the others may move. */
-void longblocks__remove(struct longblocks *lb, size_t i);
+/* Let go of the blocks marked gone (not counted: the caller's choice); the others may move. */
+void longblocks__sweep(struct longblocks *lb);
 __u64 longblocks__dropped(const struct longblocks *lb);
 size_t longblocks__nr(const struct longblocks *lb);
 struct long_block *longblocks__at(struct longblocks *lb, size_t i);

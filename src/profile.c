@@ -1115,14 +1115,14 @@ static int resolve_blocks(struct builder *b, bool all)
 	int err = 0;
 
 	session__consume_blocks(b->s);
-	for (size_t i = longblocks__nr(lbs); i-- > 0 && !err;) {
+	for (size_t i = 0; i < longblocks__nr(lbs) && !err; i++) {
 		struct long_block *lb = longblocks__at(lbs, i);
 		const struct thread_acct *t = find_thread(b->p, lb->b.tid, lb->b.start_id);
 
-		if (lb->resolved || (!all && (!t || t->retired)))
+		if (lb->resolved || lb->gone || (!all && (!t || t->retired)))
 			continue;
 		if (t && !t->selected) {
-			longblocks__remove(lbs, i);
+			lb->gone = true;
 			continue;
 		}
 		if (t)
@@ -1131,6 +1131,7 @@ static int resolve_blocks(struct builder *b, bool all)
 			snprintf(lb->comm, sizeof(lb->comm), "tid-%u", lb->b.tid);
 		err = resolve_block(b, lb);
 	}
+	longblocks__sweep(lbs);
 	return err;
 }
 

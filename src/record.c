@@ -763,8 +763,10 @@ static int capture_blocks(struct recording *r, struct session *s)
 		struct long_block *lb = longblocks__at(lbs, i);
 		struct rec_block *rb = &r->blocks[r->nr_blocks];
 
-		if (!lb->stack)
+		if (!lb->stack) { /* never named (cannot happen): counted, not shown */
+			r->stats[WPROF_STAT_LONG_DROPPED]++;
 			continue;
+		}
 		rb->pid = lb->b.pid;
 		rb->tid = lb->b.tid;
 		memcpy(rb->comm, lb->comm, sizeof(rb->comm));

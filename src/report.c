@@ -6,6 +6,7 @@
 
 #include "flame.h"
 #include "hmap.h"
+#include "longblocks.h"
 #include "report.h"
 #include "perfmap.h"
 #include "recline.h"
@@ -104,6 +105,11 @@
 	X(flame_stacks_merged, p->flame_stacks_merged, \
 	  "stacks drawn in part as one " FLAME_TRUNCATED " frame: the flame graph " \
 	  "holds " FLAME_MAX_NODES_WORDS " frames") \
+	X(long_blocks_dropped, st[WPROF_STAT_LONG_DROPPED], \
+	  "long blocks not listed: only the longest " LONG_BLOCKS_MAX_WORDS " are kept " \
+	  "(give a longer --long-block)") \
+	X(long_blocks_lost, st[WPROF_STAT_LONG_LOST], \
+	  "long blocks not listed: their ring buffer was full (their time is in the stacks)") \
 	X(alt_files_refused, r->sym.alt_refused, \
 	  "files whose inlined calls are not named: the dwz file their DWARF links " \
 	  "to was missing or refused (see the dwz files line)")

@@ -104,11 +104,24 @@ void store__free(struct store *st)
 	free(st);
 }
 
-static void merge(struct wprof_val *to, const struct wprof_val *v)
+/* Sum @v into @to, values of key @key (a struct wprof_key first). */
+static void merge(const void *key, struct wprof_val *to, const struct wprof_val *v)
 {
+	/* a thread's time by slice (struct wprof_time): five sums */
+	if (((const struct wprof_key *)key)->state == WPROF_KEY_TIME) {
+		_Static_assert(sizeof(struct wprof_time) == sizeof(struct wprof_val),
+			       "a time key's value is a counts value");
+		struct wprof_time *t = (struct wprof_time *)to;
+		const struct wprof_time *u = (const struct wprof_time *)v;
+
+		for (int i = 0; i < WPROF_STATE_CNT; i++)
+			t->ns[i] += u->ns[i];
+		return;
+	}
 	to->count += v->count;
 	to->total_ns += v->total_ns;
 	to->weight += v->weight;
+	to->exact_ns += v->exact_ns;
 	if (v->max_ns > to->max_ns)
 		to->max_ns = v->max_ns;
 }
@@ -123,7 +136,7 @@ static int add_sum(struct hmap *h, const void *key, size_t len, const struct wpr
 
 	for (s = head; s; s = s->next) {
 		if (!memcmp(s->key, key, len)) {
-			merge(&s->val, v);
+			merge(key, &s->val, v);
 			return 0;
 		}
 	}

@@ -14,8 +14,11 @@
 #include "safestr.h"
 #include "timeline.h"
 
-/* the most slices the JSON report lists a thread's time in: 2.3 days of 50 ms */
-#define TIMELINE_MAX_SLICES (4U << 20)
+/*
+ * The most threads x slices the JSON report lists times of (40 bytes each
+ * while written): 1000 threads over 70 minutes of 1 s slices
+ */
+#define TIMELINE_MAX_CELLS (4ULL << 20)
 /* how many of the longest blocks the summary names */
 #define SUMMARY_BLOCKS 3
 
@@ -300,15 +303,16 @@ static int json_slices(const struct recording *r, FILE *f)
 	struct slices_ctx c = { .r = r, .nr = recording__nr_slices(r) };
 	int err;
 
-	/* a window of more slices than anyone reads (a saved file's claim, maybe): none */
-	if (c.nr > TIMELINE_MAX_SLICES)
+	/* more than anyone reads (a saved file's claim, maybe): none, and said */
+	if (c.nr * (r->prof.times.nr + 1) > TIMELINE_MAX_CELLS)
 		c.nr = 0;
 	err = c.nr ? thread_slices(&c) : 0;
 
 	if (!err && c.nr && r->ids)
 		err = folded__for_each_pieces(r->lines, steal_line, &c);
 
-	fprintf(f, "  \"slice_ns\": %llu, \"slices\": [", (unsigned long long)r->slice_ns);
+	fprintf(f, "  \"slice_ns\": %llu, \"slices_left_out\": %s, \"slices\": [",
+		(unsigned long long)r->slice_ns, !c.nr && recording__nr_slices(r) ? "true" : "false");
 	if (!err && c.nr_t)
 		qsort(c.t, c.nr_t, sizeof(*c.t), cmp_slices);
 	for (size_t i = 0; i < c.nr_t && !err; i++) {

@@ -29,6 +29,7 @@ struct part {
 struct range_ctx {
 	struct recording *r;
 	__u32 from, to; /* slices [from, to) */
+	__u64 range_us;
 	struct part *parts;
 	size_t nr, cap;
 	__u64 unplaced_us;
@@ -77,9 +78,11 @@ static int range_line(const char *line, __u64 weight, __u64 count, __u64 max,
 		q->weight = ov == p[i].span ? p[i].weight : p[i].weight * ov / p[i].span;
 		q->slice = (p[i].slice > c->from ? p[i].slice : c->from) - c->from;
 		q->span = ov;
-		/* what ended in the range: the intervals, and the samples */
+		/* what ended in the range: the intervals, and the samples; at most the range long */
 		if ((__u64)p[i].slice + p[i].span > c->to)
 			q->count = q->max = 0;
+		if (q->max > c->range_us)
+			q->max = c->range_us;
 		pt->w += q->weight;
 		pt->count += q->count;
 		pt->max = q->max > pt->max ? q->max : pt->max;
@@ -333,6 +336,36 @@ static int make_lines(struct range_ctx *c, struct folded *out)
 	return err;
 }
 
+/* Each thread's time by slice in the range, its slices from 0. 0 or -ENOMEM. */
+static int range_times(struct threadtimes *tt, __u32 from, __u32 to)
+{
+	struct threadtimes out = {};
+	int err = 0;
+
+	for (size_t i = 0; i < tt->nr && !err; i++) {
+		const struct thread_time *t = &tt->t[i];
+
+		for (__u32 k = 0; k < t->nr && !err; k++) {
+			const struct time_row *row = &t->rows[k];
+			__u64 ov = overlap(row->slice, row->span, from, to), ns[WPROF_STATE_CNT];
+
+			if (!ov)
+				continue;
+			for (int st = 0; st < WPROF_STATE_CNT; st++)
+				ns[st] = ov == row->span ? row->ns[st] : row->ns[st] / row->span * ov;
+			err = threadtimes__add(&out, t->pid, t->tid, t->start_id,
+					       (row->slice > from ? row->slice : from) - from, ov, ns);
+		}
+	}
+	if (err) {
+		threadtimes__free(&out);
+		return err;
+	}
+	threadtimes__free(tt);
+	*tt = out;
+	return 0;
+}
+
 int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced_us)
 {
 	struct range_ctx c = { .r = r };
@@ -354,6 +387,7 @@ int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced
 		to_ns = p->window_ns;
 	*from = from_ns;
 	*to = to_ns;
+	c.range_us = (to_ns - from_ns) / 1000;
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		struct thread_acct *t = &p->threads[i];
 
@@ -379,6 +413,9 @@ int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced
 	folded__free(r->lines);
 	r->lines = out;
 	finish_threads(&c);
+	err = range_times(&p->times, c.from, c.to);
+	if (err)
+		return err;
 	/* not known by slice: left out rather than shown for the whole window */
 	p->nr_hists = 0;
 	p->unsampled_threads = p->unsampled_us = p->untimed_threads = 0;

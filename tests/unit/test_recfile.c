@@ -379,6 +379,13 @@ static void test_range(void)
 	      r.prof.threads[0].off_us[WPROF_OFF_SLEEP] == 900 && r.prof.threads[0].on_us == 100 &&
 	      r.prof.threads[1].off_us[WPROF_OFF_SLEEP] == 250,
 	      "pool: its exact 900 us asleep, 100 us on-CPU; other: its line's 250 us");
+	{
+		const struct thread_time *tm = threadtimes__get(&r.prof.times, 102, 0);
+
+		CHECK(tm && tm->nr == 1 && tm->rows[0].slice == 0 && tm->rows[0].span == 1 &&
+		      tm->rows[0].ns[WPROF_OFF_SLEEP] == 900000,
+		      "pool's time by slice: the range's slice alone, as its first");
+	}
 	CHECK(r.nr_blocks == 2 && r.blocks[0].offset_ns == 0 && r.blocks[0].blocked_ns == 600000 &&
 	      r.blocks[0].runq_ns == 20000 && !r.blocks[0].open &&
 	      r.blocks[1].offset_ns == 200000 && r.blocks[1].blocked_ns == 800000 &&
