@@ -662,10 +662,43 @@ static int add_open_block(struct builder *b, const struct wprof_thread *th,
 	};
 	struct longblocks *all = session__long_blocks(b->s);
 
+	/* as the BPF side keeps them: of an interval one of whose parts the filters keep */
 	if (!b->o->long_block_ns || blocked + runq < b->o->long_block_ns ||
-	    th->off_since_ns <= session__window_start_ns(b->s))
+	    th->off_since_ns <= session__window_start_ns(b->s) ||
+	    !((blocked && in_block_range(b->o, blocked)) || (runq && in_block_range(b->o, runq))))
 		return 0;
 	return longblocks__add(all, &lb, true);
+}
+
+/*
+ * Part @i (blocked, then waiting for a CPU) of a walked interval whose user
+ * stack recording stopped before, from @from on, by slice as the BPF side
+ * splits it (its last piece counts it).
+ */
+static int add_pending_part(struct builder *b, struct wprof_key *k,
+			    const struct wprof_interval *iv, __u64 from, int i)
+{
+	struct slice_part pc[3] = { { 0, 1, iv->ns[i] } };
+	__u64 start = session__window_start_ns(b->s);
+	int n = 1, err = 0;
+
+	if (b->o->slice_ns)
+		n = slices__split(b->o->slice_ns, from > start ? from - start : 0, iv->ns[i], pc);
+	for (int j = 0; j < n && !err; j++) {
+		bool last = j == n - 1;
+		struct wprof_val v = {
+			.count = last,
+			.weight = last ? iv->weight : 0,
+			.max_ns = last ? iv->ns[i] : 0,
+			.total_ns = (pc[j].ns * iv->weight) >> WPROF_WEIGHT_SHIFT,
+			.exact_ns = iv->weight == WPROF_WEIGHT_ONE ? pc[j].ns : 0,
+		};
+
+		k->slice = pc[j].slice;
+		k->span = pc[j].span;
+		err = add_val_line(b, k, NULL, &v);
+	}
+	return err;
 }
 
 /* A long block walked but for its user stack, which recording stopped before. */
@@ -703,19 +736,16 @@ static int add_open(const struct wprof_thread *th, void *ctx)
 	if (!t || !t->selected)
 		return 0;
 	if (th->pend.start) {
-		struct wprof_val v = { .count = 1, .weight = th->pend.weight };
-
 		b->p->pending_lost++;
 		k.ustack_id = 0;
 		k.kstack_id = th->pend.kstack_id;
 		err = add_pending_block(b, th);
+		from = th->pend.start > start ? th->pend.start : start;
 		for (int i = 0; i < 2 && !err; i++) {
 			k.state = i ? WPROF_OFF_RUNQ : th->pend.state;
-			v.max_ns = th->pend.ns[i];
-			v.total_ns = (th->pend.ns[i] * th->pend.weight) >> WPROF_WEIGHT_SHIFT;
-			v.exact_ns = v.weight == WPROF_WEIGHT_ONE ? v.total_ns : 0;
-			if (v.max_ns && in_block_range(b->o, v.max_ns))
-				err = add_val_line(b, &k, NULL, &v);
+			if (th->pend.ns[i] && in_block_range(b->o, th->pend.ns[i]))
+				err = add_pending_part(b, &k, &th->pend, from, i);
+			from += th->pend.ns[i];
 		}
 	}
 	if (err || !open_interval(th, b->s, &blocked, &runq))
