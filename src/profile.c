@@ -1112,6 +1112,7 @@ static int resolve_block(struct builder *b, struct long_block *lb)
 	__u64 missing = b->p->stacks_missing;
 	char comm[WPROF_COMM_LEN + 1];
 
+	symbolizer__quiet(b->sym, true);
 	b->nr = 0;
 	add_stack(b, k->pid, k->ustack_id, false, false);
 	add_stack(b, k->pid, k->kstack_id, true, false);
@@ -1127,6 +1128,7 @@ static int resolve_block(struct builder *b, struct long_block *lb)
 		put_name(b, comm);
 		lb->waker = join_names(b, 0);
 	}
+	symbolizer__quiet(b->sym, false);
 	b->p->frames_total = total;
 	b->p->frames_unnamed = unnamed;
 	b->p->stacks_missing = missing;

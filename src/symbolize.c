@@ -100,6 +100,8 @@ struct name_ent {
 };
 
 struct symbolizer {
+	/* names asked for again (a long block's frames): not counted a second time */
+	bool quiet;
 	struct hmap files, build_ids, procs, names;
 	struct hmap unnamed; /* path hash, length -> struct unnamed_mod */
 	struct sym_file **all_files; /* every struct sym_file once, to free them */
@@ -1010,6 +1012,8 @@ static void put_name(char *buf, size_t size, int kind, const char *name)
 
 static void count_user(struct symbolizer *s, const struct name_ent *ent)
 {
+	if (s->quiet)
+		return;
 	if (ent->ret)
 		s->stats.user_fallback++;
 	else
@@ -1029,7 +1033,7 @@ int symbolizer__user(struct symbolizer *s, int pid, __u64 ip, char *buf, size_t 
 		return -ENOMEM;
 	put_name(buf, size, ent->text[0], ent->text + 1);
 	count_user(s, ent);
-	if (ent->mod)
+	if (ent->mod && !s->quiet)
 		ent->mod->frames++;
 	return ent->ret;
 }
@@ -1049,7 +1053,8 @@ int symbolizer__user_frames(struct symbolizer *s, int pid, __u64 ip, bool inline
 	for (i = 0, t = ent->text; i < ent->nr && i < max_names; i++, t += strlen(t + 1) + 2)
 		put_name(names[i], SYMBOLIZER_NAME_LEN, t[0], t + 1);
 	count_user(s, ent);
-	s->stats.user_inlined += i - 1;
+	if (!s->quiet)
+		s->stats.user_inlined += i - 1;
 	return i;
 }
 
@@ -1078,11 +1083,11 @@ int symbolizer__kernel(struct symbolizer *s, __u64 ip, char *buf, size_t size)
 	name = kallsyms__find(s->ksyms, ip, NULL);
 	if (name) {
 		snprintf(buf, size, "%s", name);
-		s->stats.kernel_named++;
+		s->stats.kernel_named += !s->quiet;
 		return 0;
 	}
 	snprintf(buf, size, "[kernel]+0x%llx", (unsigned long long)ip);
-	s->stats.kernel_fallback++;
+	s->stats.kernel_fallback += !s->quiet;
 	return 1;
 }
 
@@ -1150,6 +1155,12 @@ static int cmp_unnamed(const void *a, const void *b)
 	if (x->frames != y->frames)
 		return x->frames > y->frames ? -1 : 1;
 	return strcmp(x->path, y->path);
+}
+
+void symbolizer__quiet(struct symbolizer *s, bool quiet)
+{
+	if (s)
+		s->quiet = quiet;
 }
 
 int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **out)

@@ -243,4 +243,10 @@ struct symbolizer_unnamed {
  */
 int symbolizer__unnamed(const struct symbolizer *s, struct symbolizer_unnamed **out);
 
+/*
+ * While @quiet, names given are not counted (statistics, files of unnamed
+ * frames): frames named again, that another line's names counted already.
+ */
+void symbolizer__quiet(struct symbolizer *s, bool quiet);
+
 #endif /* WPROF_SYMBOLIZE_H */
