@@ -314,19 +314,7 @@ static __u64 shown_max(const struct stack_ent *e)
 int folded__add_stats(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
 		      __u64 count, __u64 max)
 {
-	struct stack_ent *e;
-	ssize_t len;
-
-	if (!nr || !frames)
-		return -EINVAL;
-	len = build_key(f, frames, nr);
-	if (len < 0)
-		return len;
-	e = entry(f, len);
-	if (!e)
-		return -ENOMEM;
-	add_to(e, weight, count, max);
-	return 0;
+	return folded__add_full(f, frames, nr, weight, count, max, NULL, 0);
 }
 
 static int cmp_piece(const void *a, const void *b)
@@ -336,6 +324,15 @@ static int cmp_piece(const void *a, const void *b)
 	if (x->slice != y->slice)
 		return x->slice < y->slice ? -1 : 1;
 	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+/* Add piece @p's time and counts to @to, a piece of the same slices. */
+static void merge_piece(struct folded_piece *to, const struct folded_piece *p)
+{
+	to->weight = sat_add(to->weight, p->weight);
+	to->count = sat_add(to->count, p->count);
+	if (p->max > to->max)
+		to->max = p->max;
 }
 
 /* Sort @e's pieces and merge those of the same slices. */
@@ -350,10 +347,7 @@ static void compact_pieces(struct stack_ent *e)
 		struct folded_piece *p = &e->pieces[i], *last = n ? &e->pieces[n - 1] : NULL;
 
 		if (last && !cmp_piece(last, p)) {
-			last->weight = sat_add(last->weight, p->weight);
-			last->count = sat_add(last->count, p->count);
-			if (p->max > last->max)
-				last->max = p->max;
+			merge_piece(last, p);
 			continue;
 		}
 		e->pieces[n++] = *p;
@@ -366,10 +360,7 @@ static int put_piece(struct stack_ent *e, const struct folded_piece *p)
 	struct folded_piece *last = e->nr_pieces ? &e->pieces[e->nr_pieces - 1] : NULL;
 
 	if (last && !cmp_piece(last, p)) {
-		last->weight = sat_add(last->weight, p->weight);
-		last->count = sat_add(last->count, p->count);
-		if (p->max > last->max)
-			last->max = p->max;
+		merge_piece(last, p);
 		return 0;
 	}
 	if (e->nr_pieces == e->cap_pieces) {
@@ -397,19 +388,7 @@ static int put_piece(struct stack_ent *e, const struct folded_piece *p)
 int folded__add_piece(struct folded *f, const char *const *frames, size_t nr,
 		      const struct folded_piece *p)
 {
-	struct stack_ent *e;
-	ssize_t len;
-
-	if (!nr || !frames)
-		return -EINVAL;
-	len = build_key(f, frames, nr);
-	if (len < 0)
-		return len;
-	e = entry(f, len);
-	if (!e)
-		return -ENOMEM;
-	add_to(e, p->weight, p->count, p->max);
-	return put_piece(e, p);
+	return folded__add_full(f, frames, nr, p->weight, p->count, p->max, p, 1);
 }
 
 int folded__add_full(struct folded *f, const char *const *frames, size_t nr, __u64 weight,
