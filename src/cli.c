@@ -299,6 +299,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
+ * WPROF_SLICES=few|auto: see record_opts.few_slices.
  * WPROF_HELD=off|check|auto: see record_opts.no_held.
  */
 static int choice_envs(struct record_opts *opts)
@@ -314,6 +315,7 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const steal[] = { "auto", "off" };
 	static const char *const rows[] = { "auto", "few" };
 	static const char *const held[] = { "auto", "off", "check" };
+	static const char *const slices[] = { "auto", "few" };
 	int a = env_choice("WPROF_ATTACH", attach, ARRAY_SIZE(attach));
 	int t = a < 0 ? a : env_choice("WPROF_SWITCH_TIME", switch_time, ARRAY_SIZE(switch_time));
 	int r = t < 0 ? t : env_choice("WPROF_RESUME_WALK", resume_walk, ARRAY_SIZE(resume_walk));
@@ -324,9 +326,11 @@ static int choice_envs(struct record_opts *opts)
 	int st = p < 0 ? p : env_choice("WPROF_STEAL", steal, ARRAY_SIZE(steal));
 	int ur = st < 0 ? st : env_choice("WPROF_UNWIND_ROWS", rows, ARRAY_SIZE(rows));
 	int h = ur < 0 ? ur : env_choice("WPROF_HELD", held, ARRAY_SIZE(held));
+	int sl = h < 0 ? h : env_choice("WPROF_SLICES", slices, ARRAY_SIZE(slices));
 
-	if (h < 0)
-		return h;
+	if (sl < 0)
+		return sl;
+	opts->few_slices = sl == 1;
 	opts->no_held = h == 1;
 	opts->check_held = h == 2;
 	opts->few_rows = ur == 1;

@@ -364,6 +364,16 @@ out:
 	return err ? err : pct;
 }
 
+__u64 session__slice_ns(const struct session *s)
+{
+	return s->opts->slice_ns << store__shift(s->store);
+}
+
+int session__coarsen(struct session *s)
+{
+	return store__coarsen(s->store);
+}
+
 int session__for_each_count(struct session *s, session_count_fn fn, void *ctx)
 {
 	return store__for_each_count(s->store, fn, ctx);

@@ -16,6 +16,7 @@
 
 #include "folded.h"
 #include "safestr.h"
+#include "slices.h"
 
 #define FOLDED_INIT_CAP 1024 /* slots; a short recording fits without a rehash */
 #define EMPTY_FRAME "[empty]"
@@ -431,6 +432,56 @@ int folded__put_pieces(struct folded *f, const char *line, size_t len,
 	for (size_t i = 0; i < n && !err; i++)
 		err = put_piece(e, &p[i]);
 	return err;
+}
+
+/* @e's pieces in slices twice as long. */
+static int coarsen_pieces(struct stack_ent *e)
+{
+	struct folded_piece *to;
+	size_t n = 0, cap = 0;
+
+	for (__u32 i = 0; i < e->nr_pieces; i++) {
+		struct slice_part parts[3];
+
+		cap += slices__coarsen(e->pieces[i].slice, e->pieces[i].span, 1, parts);
+	}
+	if (cap > UINT32_MAX / 2)
+		return -ENOMEM;
+	to = cap ? malloc(cap * sizeof(*to)) : NULL;
+	if (cap && !to)
+		return -ENOMEM;
+	for (__u32 i = 0; i < e->nr_pieces; i++) {
+		const struct folded_piece *p = &e->pieces[i];
+		struct slice_part parts[3];
+		int k = slices__coarsen(p->slice, p->span, 1, parts);
+		__u64 left = p->weight;
+
+		for (int j = 0; j < k; j++) {
+			bool last = j == k - 1;
+
+			to[n++] = (struct folded_piece){
+				.slice = parts[j].slice, .span = parts[j].span,
+				.weight = slices__share(p->weight, &parts[j], p->span, &left, last),
+				.count = last ? p->count : 0, .max = last ? p->max : 0,
+			};
+		}
+	}
+	free(e->pieces);
+	e->pieces = to;
+	e->nr_pieces = e->cap_pieces = n;
+	compact_pieces(e);
+	return 0;
+}
+
+int folded__coarsen(struct folded *f)
+{
+	for (size_t i = 0; i < f->cap; i++) {
+		int err = f->slots[i].key && f->slots[i].nr_pieces ? coarsen_pieces(&f->slots[i]) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int cmp_ent(const void *a, const void *b)

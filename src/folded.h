@@ -68,6 +68,12 @@ typedef int (*folded_pieces_fn)(const char *line, __u64 weight, __u64 count, __u
 				const struct folded_piece *p, size_t n, void *ctx);
 int folded__for_each_pieces(const struct folded *f, folded_pieces_fn fn, void *ctx);
 
+/*
+ * Every line's pieces in slices twice as long (see store__coarsen()). 0, or
+ * -ENOMEM: some lines may have theirs as they were (the recording must fail).
+ */
+int folded__coarsen(struct folded *f);
+
 /* Number of distinct stacks added so far. */
 size_t folded__nr(const struct folded *f);
 

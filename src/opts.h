@@ -122,6 +122,11 @@ struct record_opts {
 	 */
 	bool few_rows;
 	/*
+	 * WPROF_SLICES=few: slices made longer past 128 of them, not 512
+	 * (src/record.c: coarsen()), so that a test of a few seconds sees it
+	 */
+	bool few_slices;
+	/*
 	 * WPROF_HELD=off: walks without a table keep their frame-pointer
 	 * frames, no copy of the stack is held for later (the bench compares);
 	 * =check: walks with the tables send a copy too, which user space

@@ -190,7 +190,7 @@ static bool read_comm(const char *path, char *buf, size_t size)
 static int collect_times(struct builder *b, const struct wprof_thread *th)
 {
 	__u64 start = session__window_start_ns(b->s), end = session__window_end_ns(b->s);
-	__u64 len = b->o->slice_ns, blocked, runq, from, last[WPROF_STATE_CNT];
+	__u64 len = session__slice_ns(b->s), blocked, runq, from, last[WPROF_STATE_CNT];
 	struct threadtimes *tt = &b->p->times;
 	int err;
 
@@ -636,8 +636,8 @@ static int add_open_part(struct builder *b, struct wprof_key *k, __u64 from, __u
 	__u64 start = session__window_start_ns(b->s);
 	int n = 1, err = 0;
 
-	if (b->o->slice_ns)
-		n = slices__split(b->o->slice_ns, from > start ? from - start : 0, ns, pc);
+	if (session__slice_ns(b->s))
+		n = slices__split(session__slice_ns(b->s), from > start ? from - start : 0, ns, pc);
 	for (int i = 0; i < n && !err; i++) {
 		bool last = i == n - 1;
 
@@ -682,8 +682,8 @@ static int add_pending_part(struct builder *b, struct wprof_key *k,
 	__u64 start = session__window_start_ns(b->s);
 	int n = 1, err = 0;
 
-	if (b->o->slice_ns)
-		n = slices__split(b->o->slice_ns, from > start ? from - start : 0, iv->ns[i], pc);
+	if (session__slice_ns(b->s))
+		n = slices__split(session__slice_ns(b->s), from > start ? from - start : 0, iv->ns[i], pc);
 	for (int j = 0; j < n && !err; j++) {
 		bool last = j == n - 1;
 		struct wprof_val v = {

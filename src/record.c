@@ -33,6 +33,7 @@
 #include "samplerate.h"
 #include "session.h"
 #include "symbolize.h"
+#include "threadtime.h"
 #include "unwtab.h"
 #include "util.h"
 
@@ -85,6 +86,7 @@ struct recorder {
 	struct profile prof;
 	struct folded *lines;
 	bool retire_failed;
+	int timeline_err; /* the slices could not be made longer: the recording fails */
 };
 
 /* 'Z' and 'X': exited but not reaped; gone for our purposes. */
@@ -551,6 +553,30 @@ static void retry_room(struct recorder *r, __u64 *next_drain, bool drained)
 		snapshot(r, pids[i], false);
 }
 
+/*
+ * A recording keeps at most MAX_SLICES slices of its window (--slice): past
+ * them its slices become twice as long, neighbours merged, so that what it
+ * keeps by slice stops growing with its length (docs/memory.md). Checked at
+ * each drain: the window may have a second more.
+ */
+#define MAX_SLICES 512
+#define FEW_SLICES 128 /* WPROF_SLICES=few */
+
+static int coarsen(struct recorder *r)
+{
+	__u64 len = session__slice_ns(r->session), start = session__window_start_ns(r->session);
+	int err;
+
+	if (!len || now_ns() < start + (r->opts.few_slices ? FEW_SLICES : MAX_SLICES) * len)
+		return 0;
+	err = session__coarsen(r->session);
+	if (!err)
+		err = threadtimes__coarsen(&r->prof.times);
+	if (!err && r->lines)
+		err = folded__coarsen(r->lines);
+	return err;
+}
+
 static const char *record_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -629,6 +655,11 @@ static const char *record_loop(struct recorder *r)
 			symbolizer__prune(r->sym, r->live);
 			if (pct >= 0)
 				retire(r);
+			if (pct >= 0 && (r->timeline_err = coarsen(r))) {
+				pr_err("cannot make the timeline's slices longer: %s",
+				       strerror(-r->timeline_err));
+				return "a failure";
+			}
 			if (r->unw)
 				retry_room(r, &next_drain, pct >= 0);
 		} else if (r->unw) {
@@ -813,7 +844,7 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	if (!r->cmdline)
 		return -ENOMEM;
 	r->long_block_ns = o->long_block_ns;
-	r->slice_ns = o->slice_ns;
+	r->slice_ns = session__slice_ns(s);
 	if (capture_blocks(r, s))
 		return -ENOMEM;
 	return capture_hints(r, sym);
@@ -867,6 +898,10 @@ static int finish(struct recorder *r, const char *why)
 		pr_err("cannot read the recorded data: %s", strerror(-err));
 		return err;
 	}
+	if (session__slice_ns(r->session) != r->opts.slice_ns)
+		pr_info("time slices of %.3f s, not %.3f s: past %d slices they double",
+			session__slice_ns(r->session) / 1e9, r->opts.slice_ns / 1e9,
+			r->opts.few_slices ? FEW_SLICES : MAX_SLICES);
 	r->lines = NULL; /* capture() owns them from here, also on failure */
 	err = capture(&rec, &r->prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
 	if (!err)
@@ -1030,6 +1065,9 @@ int cmd_record(int argc, char **argv)
 			goto out;
 	}
 	why = record_loop(&r);
+	err = r.timeline_err;
+	if (err)
+		goto out;
 	snapshot_targets(&r, false); /* what the last ticks' checks may have waited to see */
 	err = finish(&r, why);
 	code = child_exit(&r);

@@ -55,6 +55,13 @@ int session__start(struct session *s);
 void session__stop(struct session *s);
 __u64 session__window_start_ns(const struct session *s);
 __u64 session__window_end_ns(const struct session *s);
+/*
+ * The slices of what was drained (--slice): slice_ns, or a multiple since
+ * session__coarsen() made them longer. 0: none.
+ */
+__u64 session__slice_ns(const struct session *s);
+/* store__coarsen(): 0, or -ENOMEM and the recording must fail. */
+int session__coarsen(struct session *s);
 const char *session__attach_kind(const struct session *s); /* "tp_btf" or "raw_tp" */
 /* Whether run-queue waits are timed from wakeup events, not the scheduler's counts. */
 bool session__runq_wakeup(const struct session *s);

@@ -64,6 +64,8 @@ struct store {
 	/* the first nr_marked were there at the last store__ripen(), nr_ripe at the one before */
 	size_t nr_marked, nr_ripe;
 	bool keep_times; /* ended threads keep their time in their last slice */
+	/* the keys' slices are the BPF side's, 2^shift of them as one (store__coarsen()) */
+	__u32 shift;
 };
 
 struct store *store__new(bool keep_times)
@@ -126,15 +128,32 @@ static void merge(const void *key, struct wprof_val *to, const struct wprof_val 
 		to->max_ns = v->max_ns;
 }
 
+/* Sum @s (its key @len bytes) into @h, where a sum of its key takes it (@s freed then). */
+static int insert_sum(struct hmap *h, struct sum *s, size_t len)
+{
+	__u64 hash = hmap__hash_bytes(s->key, len);
+	struct sum *head = hmap__get(h, hash, 0), *t;
+	void *old;
+
+	for (t = head; t; t = t->next) {
+		if (!memcmp(t->key, s->key, len)) {
+			merge(s->key, &t->val, &s->val);
+			free(s);
+			return 0;
+		}
+	}
+	s->next = head;
+	return hmap__put(h, hash, 0, s, &old);
+}
+
 /* @key of @len bytes */
 static int add_sum(struct hmap *h, const void *key, size_t len, const struct wprof_val *v)
 {
 	__u64 hash = hmap__hash_bytes(key, len);
-	struct sum *head = hmap__get(h, hash, 0), *s;
-	void *old;
+	struct sum *s;
 	int err;
 
-	for (s = head; s; s = s->next) {
+	for (s = hmap__get(h, hash, 0); s; s = s->next) {
 		if (!memcmp(s->key, key, len)) {
 			merge(key, &s->val, v);
 			return 0;
@@ -145,21 +164,133 @@ static int add_sum(struct hmap *h, const void *key, size_t len, const struct wpr
 		return -ENOMEM;
 	memcpy(s->key, key, len);
 	s->val = *v;
-	s->next = head;
-	err = hmap__put(h, hash, 0, s, &old);
+	err = insert_sum(h, s, len);
 	if (err)
 		free(s);
 	return err;
 }
 
+/*
+ * @v's share of @part (slices__coarsen()) of its key's @span slices: times
+ * shared out by slices (@left: what is left of each of the five sums), what
+ * counts intervals to the last part, as the BPF side's last piece has it.
+ */
+static void share_val(const void *key, const struct wprof_val *v, const struct slice_part *part,
+		      __u32 span, __u64 left[5], bool last, struct wprof_val *out)
+{
+	_Static_assert(sizeof(struct wprof_val) == 5 * sizeof(__u64), "five sums");
+	__u64 in[5], x[5];
+
+	memcpy(in, v, sizeof(in));
+	for (int i = 0; i < 5; i++)
+		x[i] = slices__share(in[i], part, span, &left[i], last);
+	memcpy(out, x, sizeof(*out));
+	if (((const struct wprof_key *)key)->state == WPROF_KEY_TIME)
+		return;
+	out->count = last ? v->count : 0;
+	out->weight = last ? v->weight : 0;
+	out->max_ns = last ? v->max_ns : 0;
+}
+
+/*
+ * Add @v to @key (@len bytes, a struct wprof_key first) in @h, its slices
+ * 2^@shift times as long: one key, or one per part of them.
+ */
+static int add_coarse(struct hmap *h, const void *key, size_t len, const struct wprof_val *v,
+		      __u32 shift)
+{
+	const struct wprof_key *k = key;
+	struct slice_part parts[3];
+	union {
+		struct wprof_wake_key wk;
+		struct wprof_key k;
+	} c;
+	__u64 left[5];
+	int n, err = 0;
+
+	n = shift ? slices__coarsen(k->slice, k->span, shift, parts) : 0;
+	if (!n)
+		return add_sum(h, key, len, v);
+	memcpy(&c, key, len);
+	memcpy(left, v, sizeof(left));
+	for (int i = 0; i < n && !err; i++) {
+		struct wprof_val x;
+
+		share_val(key, v, &parts[i], k->span, left, i == n - 1, &x);
+		c.k.slice = parts[i].slice;
+		c.k.span = parts[i].span;
+		err = add_sum(h, &c, len, &x);
+	}
+	return err;
+}
+
 int store__add_count(struct store *st, const struct wprof_key *k, const struct wprof_val *v)
 {
-	return add_sum(&st->counts, k, sizeof(*k), v);
+	return add_coarse(&st->counts, k, sizeof(*k), v, st->shift);
 }
 
 int store__add_wake(struct store *st, const struct wprof_wake_key *k, const struct wprof_val *v)
 {
-	return add_sum(&st->wakes, k, sizeof(*k), v);
+	return add_coarse(&st->wakes, k, sizeof(*k), v, st->shift);
+}
+
+/* Every sum of @h (keys of @len bytes) in slices twice as long. */
+static int coarsen_sums(struct hmap *h, size_t len)
+{
+	struct sum **all = NULL;
+	size_t nr = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < h->cap && !err; i++)
+		for (struct sum *s = h->slots[i].val; s && !err; s = s->next)
+			if (!(err = array_reserve(&all, &cap, nr, sizeof(*all), 1024)))
+				all[nr++] = s;
+	if (err) {
+		free(all);
+		return err; /* nothing changed */
+	}
+	hmap__clear(h);
+	for (size_t i = 0; i < nr; i++) {
+		struct sum *s = all[i];
+		struct wprof_key *k = (struct wprof_key *)s->key;
+		struct slice_part parts[3];
+		int n = slices__coarsen(k->slice, k->span, 1, parts);
+
+		if (!err && n > 1) {
+			err = add_coarse(h, s->key, len, &s->val, 1);
+			free(s);
+			continue;
+		}
+		if (n == 1) {
+			k->slice = parts[0].slice;
+			k->span = parts[0].span;
+		}
+		if (err || (err = insert_sum(h, s, len)))
+			free(s); /* the recording fails: see store__coarsen() */
+	}
+	free(all);
+	return err;
+}
+
+int store__coarsen(struct store *st)
+{
+	int err = coarsen_sums(&st->counts, sizeof(struct wprof_key));
+
+	if (!err)
+		err = coarsen_sums(&st->wakes, sizeof(struct wprof_wake_key));
+	if (err)
+		return err;
+	st->shift++;
+	for (size_t i = 0; i < st->nr_threads; i++)
+		st->threads[i].acc_slice >>= 1;
+	for (size_t i = 0; i < st->nr_ended; i++)
+		st->ended[i]->acc_slice >>= 1;
+	return 0;
+}
+
+__u32 store__shift(const struct store *st)
+{
+	return st->shift;
 }
 
 int store__add_stack(struct store *st, __u64 id, const struct wprof_stack *s)
@@ -220,7 +351,7 @@ static int add_ended(struct store *st, const struct wprof_thread *t)
 	e->blocks = t->blocks;
 	e->max_block_ns = t->max_block_ns;
 	e->lost_ns = t->lost_ns;
-	e->acc_slice = t->acc_slice;
+	e->acc_slice = t->acc_slice >> st->shift;
 	memcpy(e->off_ns, t->off_ns, sizeof(e->off_ns));
 	memcpy(e->kept_ns, t->kept_ns, sizeof(e->kept_ns));
 	e->hist_mask = mask;
@@ -282,7 +413,8 @@ int store__add_thread(struct store *st, const struct wprof_thread *t)
 		st->threads = n;
 		st->cap_threads = cap;
 	}
-	st->threads[st->nr_threads++] = *t;
+	st->threads[st->nr_threads] = *t;
+	st->threads[st->nr_threads++].acc_slice >>= st->shift;
 	return 0;
 }
 

@@ -26,6 +26,17 @@ void store__free(struct store *st); /* NULL ok */
 /* Add @v to what @k has (counts and maxima alike). 0 or -ENOMEM. */
 int store__add_count(struct store *st, const struct wprof_key *k, const struct wprof_val *v);
 int store__add_wake(struct store *st, const struct wprof_wake_key *k, const struct wprof_val *v);
+/*
+ * From now on, slices twice as long: every key's slices [slice, slice +
+ * span), the threads' last slice (acc_slice), those added later too. Keys
+ * whose slices now part in two or three have their times shared out by
+ * slice, their counts and maxima in the last. 0, or -ENOMEM: the store is
+ * unchanged when the keys of times by stacks could not be listed, else it
+ * may have lost some (the recording must fail).
+ */
+int store__coarsen(struct store *st);
+/* How many times store__coarsen() was: the store's slices are 2^that of the BPF side's. */
+__u32 store__shift(const struct store *st);
 /* Keep the frames of stack @id unless known (an id is a hash of its frames). 0 or -ENOMEM. */
 int store__add_stack(struct store *st, __u64 id, const struct wprof_stack *s);
 /* A thread entry the kernel no longer holds. 0 or -ENOMEM. */

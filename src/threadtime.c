@@ -63,21 +63,62 @@ int threadtimes__add(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_i
 	return 0;
 }
 
-int slices__split(__u64 slice_ns, __u64 from_ns, __u64 ns, struct slice_part out[3])
-{
-	__u64 s0 = from_ns / slice_ns, s1 = (from_ns + (ns ? ns - 1 : 0)) / slice_ns;
-	__u64 e0 = (s0 + 1) * slice_ns, e1 = s1 * slice_ns;
-	int n = 0;
 
-	if (s0 >= s1) {
-		out[0] = (struct slice_part){ s0, 1, ns };
-		return 1;
+
+/* @t's rows as slices twice as long, neighbours of the same slices merged, in @out. */
+static int coarsen_rows(const struct thread_time *t, struct thread_time *out)
+{
+	*out = (struct thread_time){ .pid = t->pid, .tid = t->tid, .start_id = t->start_id };
+	for (__u32 i = 0; i < t->nr; i++) {
+		const struct time_row *r = &t->rows[i];
+		struct slice_part parts[3];
+		__u64 left[WPROF_STATE_CNT];
+		int n = slices__coarsen(r->slice, r->span, 1, parts);
+
+		memcpy(left, r->ns, sizeof(left));
+		for (int j = 0; j < n; j++) {
+			struct time_row *to = out->nr ? &out->rows[out->nr - 1] : NULL;
+
+			if (!to || to->slice != parts[j].slice || to->span != parts[j].span) {
+				if (out->nr == out->cap) {
+					__u32 c = out->cap ? 2 * out->cap : t->nr;
+					struct time_row *a = realloc(out->rows, (size_t)c * sizeof(*a));
+
+					if (!a)
+						return -ENOMEM;
+					out->rows = a;
+					out->cap = c;
+				}
+				to = &out->rows[out->nr++];
+				*to = (struct time_row){ .slice = parts[j].slice, .span = parts[j].span };
+			}
+			for (int s = 0; s < WPROF_STATE_CNT; s++)
+				to->ns[s] += slices__share(r->ns[s], &parts[j], r->span, &left[s],
+							   j == n - 1);
+		}
 	}
-	out[n++] = (struct slice_part){ s0, 1, e0 - from_ns };
-	if (s1 > s0 + 1)
-		out[n++] = (struct slice_part){ s0 + 1, s1 - s0 - 1, e1 - e0 };
-	out[n++] = (struct slice_part){ s1, 1, from_ns + ns - e1 };
-	return n;
+	return 0;
+}
+
+int threadtimes__coarsen(struct threadtimes *tt)
+{
+	struct thread_time *t = tt->cap ? calloc(tt->cap, sizeof(*t)) : NULL;
+	int err = 0;
+
+	if (tt->cap && !t)
+		return -ENOMEM;
+	/* all made before any is replaced: on failure the table is as it was */
+	for (size_t i = 0; i < tt->nr && !err; i++)
+		err = coarsen_rows(&tt->t[i], &t[i]);
+	for (size_t i = 0; i < tt->nr; i++)
+		free(err ? t[i].rows : tt->t[i].rows);
+	if (err) {
+		free(t);
+		return err;
+	}
+	free(tt->t);
+	tt->t = t;
+	return 0;
 }
 
 int threadtimes__add_part(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_id,

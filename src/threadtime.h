@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include "hmap.h"
+#include "slices.h"
 #include "wprof.h"
 
 /* Time in slices [slice, slice + span), spread evenly over them. */
@@ -36,17 +37,9 @@ struct threadtimes {
 int threadtimes__add(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_id, __u32 slice,
 		     __u32 span, const __u64 *ns);
 
-/*
- * Where @ns from @from_ns (both from the window's start) fall in slices of
- * @slice_ns, as the BPF side splits them: the first slice, the whole slices
- * after it as one, the last. @out[i] gets slice, span and ns; returns how
- * many (1 to 3).
- */
-struct slice_part {
-	__u32 slice, span;
-	__u64 ns;
-};
-int slices__split(__u64 slice_ns, __u64 from_ns, __u64 ns, struct slice_part out[3]);
+
+/* Every thread's rows as slices twice as long. 0 or -ENOMEM (the table is unchanged then). */
+int threadtimes__coarsen(struct threadtimes *tt);
 
 /* slices__split() of @ns in @state, added to the thread. 0 or -ENOMEM. */
 int threadtimes__add_part(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_id,

@@ -25,6 +25,12 @@
 # - every long block agrees with itself: blocked_ns + runq_ns = duration_ns,
 #   offset_ns = its start_unix_ns less the window's, the list sorted by
 #   start, and at least long_block_ns unless still open at the window's end.
+# - the slices (--slice 10ms, made longer past 128 of them by WPROF_SLICES=few:
+#   at 1.28 s, 2.56 s and, should it get there, 5.12 s and 10.24 s) are 10 ms
+#   times a power of 2, at least 4 (the command runs over 5 s), and at most
+#   128 of them plus what the last second adds; each thread's slices stay
+#   within their length and add up to its wall time, and the staller's sleep
+#   by slice is where the log puts its stalls.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -32,7 +38,7 @@ require_workload stalls
 
 # -d 40 is only a safety net: recording ends when the command exits (~6 s
 # idle, ~10 s beside two CPU burners).
-run_wprof rec record --stats -d 40 --slice 50ms -o "$TMP/s.json" -o "$TMP/s.wprof" -- \
+WPROF_SLICES=few run_wprof rec record --stats -d 40 --slice 10ms -o "$TMP/s.json" -o "$TMP/s.wprof" -- \
 	"$WORKLOADS/stalls" -n 6 -l "$TMP/stalls.log"
 check_wprof_ok rec
 [ -s "$TMP/s.json" ] || fatal "no output"
@@ -148,7 +154,11 @@ for t in j["slices"]:
 	w = walls.get(t["tid"])
 	if w is None or abs(sum(per) - w) > 3 * len(per) + 2:
 		bad.append("tid %d: slices sum to %d us, wall_us %s" % (t["tid"], sum(per), w))
-out(j["slice_ns"] == 50000000 and len(j["slices"]) >= 2 and not bad,
+k, nsl = j["slice_ns"] // 10000000, -(-j["window_us"] * 1000 // j["slice_ns"])
+out(j["slice_ns"] % 10000000 == 0 and k >= 4 and k & (k - 1) == 0 and
+    nsl <= 128 + 1000000000 // j["slice_ns"] + 1,
+    "the slices were made longer: %d ms, %d of them" % (j["slice_ns"] // 1000000, nsl))
+out(len(j["slices"]) >= 2 and not bad,
     "threads by slice (slice_ns %d, %d threads): within their slices, adding up to their wall time%s" %
     (j["slice_ns"], len(j["slices"]), ": " + "; ".join(bad[:4]) if bad else ""))
 mine_sl = [t for t in j["slices"] if t["tid"] == tid]
@@ -175,11 +185,11 @@ while IFS=$'\t' read -r res what; do
 	*) check "$what" test "$res" = 1 ;;
 	esac
 done <"$TMP/checks"
-# --from/--to around one stall (the third: 622 ms), rounded out to the 50 ms
-# slices: that stall's off-CPU time under stall_here, to 1% of its logged
-# length (the wait for a CPU after it included, as in the log), and none of
-# the others' (at least 150 ms of CPU apart); the range's window is the
-# slices it covers.
+# --from/--to around one stall (the third: 622 ms), rounded out to the
+# slices (160 ms at most): that stall's off-CPU time under stall_here, to 1%
+# of its logged length (the wait for a CPU after it included, as in the log),
+# and none of the others' (174 ms of CPU before it, 511 after); the range's
+# window is the slices it covers.
 read -r w0 < <(json_eval "$TMP/s.json" 'j["start_unix_ns"]')
 read -r st len < <(awk '$1 == "stall" { if (++n == 3) print $2, $3 }' "$TMP/stalls.log")
 from=$(awk -v s="$st" -v w="$w0" 'BEGIN { printf "%.6f", (s - w) / 1e9 }')
@@ -195,6 +205,8 @@ check "--from/--to around stall 3: its time under stall_here is its logged lengt
 	awk -v g="${got:-0}" -v l="$len" 'BEGIN { d = g * 1000 - l; exit !(d <= l / 100 && -d <= l / 100) }'
 over=$(json_eval "$TMP/range.json" '[t["tid"] for p in j["processes"] for t in p["threads"] if t["wall_us"] > j["window_us"]]')
 check "--from/--to: no thread has more time than the range (${over:-none over})" test -z "$over"
-check "--from/--to: the range's window is whole 50 ms slices around the stall (${win} us)" \
-	awk -v w="${win:-0}" -v l="$len" 'BEGIN { exit !(w * 1000 >= l && w * 1000 <= l + 100000000 && w % 50000 == 0) }'
+sl=$(json_eval "$TMP/s.json" 'j["slice_ns"] // 1000')
+check "--from/--to: the range's window is whole $((sl / 1000)) ms slices around the stall (${win} us)" \
+	awk -v w="${win:-0}" -v l="$len" -v s="${sl:-1}" \
+	'BEGIN { exit !(w * 1000 >= l && w * 1000 <= l + 2000 * s && w % s == 0) }'
 finish

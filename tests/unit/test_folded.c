@@ -406,8 +406,58 @@ static void test_parse_reject(void)
 			     bad[i].why);
 }
 
+static int get_pieces(const char *line, __u64 weight, __u64 count, __u64 max,
+		      const struct folded_piece *p, size_t n, void *ctx)
+{
+	struct folded_piece *out = ctx;
+
+	(void)line, (void)weight, (void)count, (void)max;
+	out[0].span = n; /* how many, in the first's span */
+	for (size_t i = 0; i < n && i < 4; i++)
+		out[i + 1] = p[i];
+	return 0;
+}
+
+/*
+ * folded__coarsen(): a line's pieces in slices twice as long, a piece over
+ * several shared out by slice (its counts in its last part), merged with
+ * those of the same coarse slice; the line's totals unchanged.
+ */
+static void test_coarsen(void)
+{
+	struct folded *f = folded__new();
+	const char *frames[] = { "main", "wait" };
+	struct folded_piece run = { .slice = 1, .span = 4, .weight = 400 };
+	struct folded_piece last = { .slice = 5, .span = 1, .weight = 10, .count = 1, .max = 410 };
+	struct folded_piece got[5] = {};
+	__u64 sum = 0;
+	int err;
+	char *text;
+
+	if (!CHECK(f != NULL, "folded__new"))
+		return;
+	CHECK(!folded__add_piece(f, frames, 2, &run), "slices 1-4");
+	CHECK(!folded__add_piece(f, frames, 2, &last), "slice 5, counting it");
+	CHECK(!folded__coarsen(f), "coarsen");
+	folded__for_each_pieces(f, get_pieces, got);
+	CHECK_EQ_U64(got[0].span, 3, "three pieces: coarse 0, 1 and 2");
+	CHECK(got[1].slice == 0 && got[1].span == 1 && got[1].weight == 100 && !got[1].count,
+	      "coarse 0: fine 1's share");
+	CHECK(got[2].slice == 1 && got[2].span == 1 && got[2].weight == 200 && !got[2].count,
+	      "coarse 1: fine 2-3's share");
+	CHECK(got[3].slice == 2 && got[3].span == 1 && got[3].weight == 110 &&
+		      got[3].count == 1 && got[3].max == 410,
+	      "coarse 2: fine 4's share and fine 5, with its count and max");
+	text = write_to_string(f, &err);
+	CHECK(text && parse_all(text, &sum, __func__) == 1 && sum == 410,
+	      "the line's weight stays 410 (got %llu)", (unsigned long long)sum);
+	free(text);
+	folded__free(f);
+}
+
 int main(void)
 {
+	test_coarsen();
 	test_sanitize();
 	test_merge();
 	test_sanitized_frames();

@@ -11,6 +11,7 @@
 
 #include "hmap.h"
 #include "store.h"
+#include "threadtime.h"
 #include "unit.h"
 #include "util.h"
 
@@ -282,8 +283,148 @@ static void test_sweep(void)
 	store__free(st);
 }
 
+/* What a store has, by (state, slice, span): sums of each field. */
+struct by_slice {
+	struct wprof_key k[16];
+	struct wprof_val v[16];
+	int n;
+};
+
+static int collect(const struct wprof_key *k, const struct wprof_val *v, void *ctx)
+{
+	struct by_slice *b = ctx;
+
+	if (b->n < 16) {
+		b->k[b->n] = *k;
+		b->v[b->n] = *v;
+	}
+	b->n++;
+	return 0;
+}
+
+static const struct wprof_val *find(const struct by_slice *b, __u32 state, __u32 slice,
+				    __u32 span)
+{
+	for (int i = 0; i < b->n && i < 16; i++)
+		if (b->k[i].state == state && b->k[i].slice == slice && b->k[i].span == span)
+			return &b->v[i];
+	return NULL;
+}
+
+static void test_coarsen_parts(void)
+{
+	struct slice_part p[3];
+
+	CHECK_EQ_S64(slices__coarsen(5, 1, 1, p), 1, "one slice: one part");
+	CHECK(p[0].slice == 2 && p[0].span == 1 && p[0].ns == 1, "slice 5 is coarse slice 2");
+	CHECK_EQ_S64(slices__coarsen(3, 10, 2, p), 3, "slices 3-12 in fours: three parts");
+	CHECK(p[0].slice == 0 && p[0].span == 1 && p[0].ns == 1, "slice 3 in coarse 0");
+	CHECK(p[1].slice == 1 && p[1].span == 2 && p[1].ns == 8, "4-11 are coarse 1-2");
+	CHECK(p[2].slice == 3 && p[2].span == 1 && p[2].ns == 1, "12 in coarse 3");
+	CHECK_EQ_S64(slices__coarsen(4, 4, 2, p), 1, "slices 4-7 are coarse slice 1 whole");
+	CHECK(p[0].slice == 1 && p[0].span == 1 && p[0].ns == 4, "and all four are in it");
+	CHECK_EQ_S64(slices__coarsen(2, 4, 1, p), 2, "slices 2-5 in twos: two parts");
+	CHECK(p[0].slice == 1 && p[0].span == 1 && p[0].ns == 2, "2-3 are coarse 1");
+	CHECK(p[1].slice == 2 && p[1].span == 1 && p[1].ns == 2, "4-5 are coarse 2");
+	CHECK_EQ_S64(slices__coarsen(7, 0, 1, p), 0, "span 0: not in time, no part");
+}
+
+/*
+ * store__coarsen(): keys of one slice go to the slice twice as long that
+ * holds it, merged; a key over several slices has its times shared out by
+ * slice and its counts in its last; keys added later, and the threads' last
+ * slices, follow; nothing is lost.
+ */
+static void test_coarsen(void)
+{
+	struct store *st = store__new(true);
+	struct wprof_key k = { .pid = 1, .tid = 7, .ustack_id = 11, .state = WPROF_OFF_SLEEP };
+	struct wprof_val a = { .count = 1, .total_ns = 100, .max_ns = 100, .weight = 65536,
+			       .exact_ns = 100 };
+	struct wprof_val mid = { .total_ns = 400, .exact_ns = 400 };
+	struct wprof_time tm = { .ns = { 30, 0, 69 } }; /* as a value: count 30, max_ns 69 */
+	struct wprof_thread th = { .pid = 1, .tid = 7, .acc_slice = 9 };
+	struct by_slice b = {};
+	const struct wprof_val *v;
+	struct seen s = {};
+
+	if (!CHECK(st != NULL, "store__new"))
+		return;
+	k.slice = 5, k.span = 1;
+	CHECK(!store__add_count(st, &k, &a), "slice 5");
+	k.slice = 4;
+	CHECK(!store__add_count(st, &k, &a), "slice 4");
+	k.slice = 1, k.span = 4; /* slices 1-4, none of its own counts */
+	CHECK(!store__add_count(st, &k, &mid), "slices 1-4");
+	k.state = WPROF_KEY_TIME, k.slice = 3, k.span = 3; /* a thread's time over 3-5 */
+	CHECK(!store__add_count(st, &k, (const struct wprof_val *)&tm), "a time key");
+	CHECK(!store__add_thread(st, &th), "a live thread");
+	CHECK(!store__coarsen(st), "coarsen");
+	CHECK_EQ_U64(store__shift(st), 1, "slices twice as long");
+	/* added after: slice 7 of the BPF side is coarse slice 3 */
+	k.state = WPROF_OFF_SLEEP, k.slice = 7, k.span = 1;
+	CHECK(!store__add_count(st, &k, &a), "slice 7 after");
+	store__for_each_count(st, collect, &b);
+	CHECK_EQ_S64(b.n, 6, "keys: coarse 0, 1, 2, 3 of the sleep, two of the time");
+	v = find(&b, WPROF_OFF_SLEEP, 0, 1);
+	CHECK(v && v->total_ns == 100 && v->exact_ns == 100 && v->count == 0,
+	      "coarse 0: fine slice 1's share of the run, no count");
+	v = find(&b, WPROF_OFF_SLEEP, 1, 1);
+	CHECK(v && v->total_ns == 200 && v->count == 0, "coarse 1: fine 2-3's share");
+	v = find(&b, WPROF_OFF_SLEEP, 2, 1);
+	CHECK(v && v->total_ns == 300 && v->exact_ns == 300 && v->count == 2 &&
+		      v->max_ns == 100 && v->weight == 2 * 65536,
+	      "coarse 2: fine 4 and 5 merged, with fine 4's share of the run, counts of both");
+	v = find(&b, WPROF_OFF_SLEEP, 3, 1);
+	CHECK(v && v->total_ns == 100 && v->count == 1, "coarse 3: the one added later");
+	v = find(&b, WPROF_KEY_TIME, 1, 1);
+	CHECK(v && v->count == 10 && v->max_ns == 23, "the time key's fine 3 in coarse 1 (a third)");
+	v = find(&b, WPROF_KEY_TIME, 2, 1);
+	CHECK(v && v->count == 20 && v->max_ns == 46, "and fine 4-5 in coarse 2, the rest");
+	store__for_each_thread(st, one_thread, &s);
+	CHECK_EQ_U64(s.t[0].acc_slice, 4, "the thread's last slice: 9 is coarse 4");
+	th.tid = 8, th.exit_ns = 5, th.acc_slice = 11;
+	CHECK(!store__add_thread(st, &th), "an ended thread after");
+	s = (struct seen){};
+	store__for_each_thread(st, one_thread, &s);
+	CHECK_EQ_U64(s.t[1].acc_slice, 5, "its last slice: 11 is coarse 5");
+	store__free(st);
+}
+
+/* threadtimes__coarsen(): each thread's rows in slices twice as long, nothing lost. */
+static void test_coarsen_times(void)
+{
+	struct threadtimes tt = {};
+	__u64 a[WPROF_STATE_CNT] = { 10, 20 }, b[WPROF_STATE_CNT] = { 0, 0, 0, 300 };
+	__u64 ns[WPROF_STATE_CNT];
+	const struct thread_time *t;
+
+	CHECK(!threadtimes__add(&tt, 1, 7, 0, 2, 1, a), "slice 2");
+	CHECK(!threadtimes__add(&tt, 1, 7, 0, 3, 1, a), "slice 3");
+	CHECK(!threadtimes__add(&tt, 1, 7, 0, 4, 3, b), "slices 4-6");
+	CHECK(!threadtimes__add(&tt, 1, 8, 0, 0, 1, a), "another thread's slice 0");
+	CHECK(!threadtimes__coarsen(&tt), "coarsen");
+	t = threadtimes__get(&tt, 7, 0);
+	if (!CHECK(t != NULL, "the thread is there"))
+		return;
+	CHECK_EQ_U64(t->nr, 3, "rows: coarse 1 (fine 2-3 merged), 2 (fine 4-5), 3 (fine 6)");
+	CHECK(t->rows[0].slice == 1 && t->rows[0].span == 1 && t->rows[0].ns[0] == 20 &&
+		      t->rows[0].ns[1] == 40, "coarse 1 has both");
+	thread_time__sum(t, 2, 3, ns);
+	CHECK_EQ_U64(ns[3], 200, "coarse 2 has fine 4-5's share of the run");
+	thread_time__sum(t, 3, 4, ns);
+	CHECK_EQ_U64(ns[3], 100, "coarse 3 has fine 6's");
+	t = threadtimes__get(&tt, 8, 0);
+	CHECK(t && t->nr == 1 && t->rows[0].slice == 0 && t->rows[0].ns[1] == 20,
+	      "the other thread's slice 0 stays coarse 0");
+	threadtimes__free(&tt);
+}
+
 int main(void)
 {
+	test_coarsen_times();
+	test_coarsen_parts();
+	test_coarsen();
 	test_counts();
 	test_stacks();
 	test_threads();
