@@ -65,7 +65,33 @@ int threadtimes__add(struct threadtimes *tt, __u32 pid, __u32 tid, __u32 start_i
 
 
 
-/* @t's rows as slices twice as long, neighbours of the same slices merged, in @out. */
+static int cmp_row(const void *a, const void *b)
+{
+	const struct time_row *x = a, *y = b;
+
+	if (x->slice != y->slice)
+		return x->slice < y->slice ? -1 : 1;
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+/* Sort @t's rows and merge those of the same slices (rows come in any order: a drain's). */
+static void compact_rows(struct thread_time *t)
+{
+	__u32 n = 0;
+
+	qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row);
+	for (__u32 i = 0; i < t->nr; i++) {
+		if (n && !cmp_row(&t->rows[n - 1], &t->rows[i])) {
+			for (int s = 0; s < WPROF_STATE_CNT; s++)
+				t->rows[n - 1].ns[s] += t->rows[i].ns[s];
+			continue;
+		}
+		t->rows[n++] = t->rows[i];
+	}
+	t->nr = n;
+}
+
+/* @t's rows as slices twice as long, those of the same slices merged, in @out. */
 static int coarsen_rows(const struct thread_time *t, struct thread_time *out)
 {
 	*out = (struct thread_time){ .pid = t->pid, .tid = t->tid, .start_id = t->start_id };
@@ -97,6 +123,8 @@ static int coarsen_rows(const struct thread_time *t, struct thread_time *out)
 							   j == n - 1);
 		}
 	}
+	if (out->nr > 1)
+		compact_rows(out);
 	return 0;
 }
 

@@ -403,6 +403,11 @@ static void test_coarsen_times(void)
 	CHECK(!threadtimes__add(&tt, 1, 7, 0, 3, 1, a), "slice 3");
 	CHECK(!threadtimes__add(&tt, 1, 7, 0, 4, 3, b), "slices 4-6");
 	CHECK(!threadtimes__add(&tt, 1, 8, 0, 0, 1, a), "another thread's slice 0");
+	/* a retired thread's rows come in a drain's order: 3, 1, 2, 0 */
+	CHECK(!threadtimes__add(&tt, 1, 9, 0, 3, 1, a), "slice 3");
+	CHECK(!threadtimes__add(&tt, 1, 9, 0, 1, 1, a), "slice 1");
+	CHECK(!threadtimes__add(&tt, 1, 9, 0, 2, 1, a), "slice 2");
+	CHECK(!threadtimes__add(&tt, 1, 9, 0, 0, 1, a), "slice 0");
 	CHECK(!threadtimes__coarsen(&tt), "coarsen");
 	t = threadtimes__get(&tt, 7, 0);
 	if (!CHECK(t != NULL, "the thread is there"))
@@ -417,6 +422,10 @@ static void test_coarsen_times(void)
 	t = threadtimes__get(&tt, 8, 0);
 	CHECK(t && t->nr == 1 && t->rows[0].slice == 0 && t->rows[0].ns[1] == 20,
 	      "the other thread's slice 0 stays coarse 0");
+	t = threadtimes__get(&tt, 9, 0);
+	CHECK(t && t->nr == 2 && t->rows[0].slice == 0 && t->rows[0].ns[1] == 40 &&
+		      t->rows[1].slice == 1 && t->rows[1].ns[1] == 40,
+	      "rows out of order: merged all the same, two of two slices each");
 	threadtimes__free(&tt);
 }
 
