@@ -11,7 +11,7 @@
  * A string is u32 length + bytes (no NUL). The sections, each at most once:
  *	RS_INFO      target, program, wprof's command line (strings); start,
  *	             window, period (ns), frequency (Hz); u32 flags (RF_*)
- *	RS_COUNTERS  u32 n + n u64: the profile's counters (see recfile.c)
+ *	RS_COUNTERS  u32 n + n u64: the profile's counters (recfile_priv.h)
  *	RS_BPF_STATS u32 n, then per statistic its name (statnames.c), u64
  *	RS_DRAIN, RS_SYMBOLIZER, RS_UNWIND   u32 n + n u64 each
  *	RS_THREADS   u32 n, then per thread its accounting
