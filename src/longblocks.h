@@ -20,7 +20,7 @@
 struct long_block {
 	struct wprof_long_block b;
 	bool open;     /* still going at the window's end */
-	bool resolved; /* stack (and waker) made: by its thread's lines (profile.c) */
+	bool resolved; /* stack (and waker) made: by its thread's lines (profile_names.c) */
 	char comm[WPROF_COMM_LEN]; /* its thread's name, once resolved */
 	bool gone;     /* to let go at the next longblocks__sweep() (its thread left out) */
 	char *stack;   /* frames root first, joined by ';'; NULL: none */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A recording's per-thread accounting and lines, built from the drained maps
- * (profile.c).
+ * (profile.c, with profile_weigh.c and profile_names.c; what it holds is read
+ * in profile_data.c).
  */
 #ifndef WPROF_PROFILE_H
 #define WPROF_PROFILE_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What a built profile holds, read by the writers and wprof report, and the
- * rows let go while recording: no BPF session, no symbolizer (those are
- * profile.c's, which builds it).
+ * rows let go while recording: no BPF session, no symbolizer (those are the
+ * builder's: profile.c, profile_weigh.c, profile_names.c).
  */
 #include <errno.h>
 #include <fnmatch.h>

@@ -780,7 +780,7 @@ static int cmp_block_start(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* The long blocks the session kept, named (profile.c), into @r by start. 0 or -ENOMEM. */
+/* The long blocks the session kept, named (profile_names.c), into @r by start. 0 or -ENOMEM. */
 static int capture_blocks(struct recording *r, struct session *s)
 {
 	struct longblocks *lbs = session__long_blocks(s);

@@ -5,7 +5,7 @@
  * takes at most a few thousand frames and a MiB, so that what is built from
  * it (a flame graph's tree, pprof's locations, the diff's table) stays small.
  * wprof's own stacks are far below (at most 514 frames of at most 255 bytes:
- * profile.c asserts it), so nothing wprof wrote is ever cut.
+ * profile_priv.h asserts it), so nothing wprof wrote is ever cut.
  *
  * A stack beyond them keeps its frames from the root, then one frame
  * STACKCAP_MARK in place of the frames cut, then its last frame (the leaf,

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A profile's lines named (profile_priv.h): each weighed line's tag, ids,
+ * thread name and stacks as frames (inlined calls, origins for pprof, cut
+ * walks), added to the output; and the long blocks' stacks, named the same.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "longblocks.h"
+#include "profile.h"
+#include "profile_priv.h"
+#include "safestr.h"
+#include "util.h"
+
+static const char *const state_tags[WPROF_STATE_CNT] = {
+	[WPROF_ON_CPU] = "on-cpu",
+	[WPROF_OFF_SLEEP] = "off-cpu:sleep",
+	[WPROF_OFF_DISK] = "off-cpu:disk",
+	[WPROF_OFF_RUNQ] = "off-cpu:runqueue",
+	[WPROF_STEAL] = "steal",
+};
+
+/* The frame a user walk that stopped early ends with (see enum wprof_cut). */
+static const char *cut_name(__u64 ip)
+{
+	static const char *const names[WPROF_CUT_CNT] = {
+		[WPROF_CUT_NO_TABLE] = "[frame pointers only: code not loaded yet]",
+		[WPROF_CUT_NO_CODE] = "[cut: return address not in code]",
+		[WPROF_CUT_BAD_RULE] = "[cut: unsupported unwind rule]",
+		[WPROF_CUT_READ] = "[cut: stack unreadable]",
+		[WPROF_CUT_LOOP] = "[cut: stack loops]",
+		[WPROF_CUT_DEPTH] = "[cut: too deep]",
+		[WPROF_CUT_COPY] = "[cut: past the stack copied]",
+	};
+	__u64 cut = ip - WPROF_FRAME_CUT;
+
+	return cut < WPROF_CUT_CNT && names[cut] ? names[cut] : "[cut]";
+}
+
+static bool is_tracing_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "trace_call_bpf",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static char *next_name(struct builder *b)
+{
+	return b->nr < MAX_FRAMES ? b->names[b->nr++] : NULL;
+}
+
+static void put_name(struct builder *b, const char *name)
+{
+	char *n = next_name(b);
+
+	if (n)
+		snprintf(n, NAME_LEN, "%s", name);
+}
+
+/*
+ * Note that the frames @names[0..@n) of @pid came from @so (NULL: no file's),
+ * as the lines will hold them. Failing (ENOMEM) only costs pprof a mapping.
+ */
+static void note_origin(struct builder *b, __u32 pid, char (*names)[NAME_LEN], int n,
+			const struct sym_origin *so)
+{
+	char clean[SAFESTR_SIZE(NAME_LEN)];
+
+	if (!so || !opts__frame_origins(b->o))
+		return;
+	if (so != b->last_origin) {
+		b->last_idx = origins__add(&b->p->origins, so->path, so->build_id);
+		b->last_origin = b->last_idx < 0 ? NULL : so;
+	}
+	if (b->last_idx < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		folded__sanitize(clean, sizeof(clean), names[i]);
+		origins__note(&b->p->origins, pid, clean, strlen(clean), b->last_idx);
+	}
+}
+
+/*
+ * A user frame and the calls inlined at it, as frames of their own: the
+ * outer function first when root first. Returns symbolizer__user()'s
+ * verdict on the outer name, or -1 when nothing fit.
+ */
+static int add_inlined(struct builder *b, __u32 pid, __u64 ip, bool leaf_first)
+{
+	int room = MAX_FRAMES - (int)b->nr, n, ret;
+	char name[NAME_LEN];
+
+	if (room <= 0)
+		return -1;
+	n = symbolizer__user_frames(b->sym, pid, ip, true, &b->names[b->nr], room);
+	if (n <= 0)
+		return -1;
+	if (leaf_first) /* the innermost call first */
+		for (int i = 0; i < n / 2; i++) {
+			memcpy(name, b->names[b->nr + i], NAME_LEN);
+			memcpy(b->names[b->nr + i], b->names[b->nr + n - 1 - i], NAME_LEN);
+			memcpy(b->names[b->nr + n - 1 - i], name, NAME_LEN);
+		}
+	ret = symbolizer__user(b->sym, pid, ip, name, sizeof(name));
+	note_origin(b, pid, &b->names[b->nr], n, symbolizer__user_origin(b->sym, pid, ip));
+	b->nr += n;
+	return ret;
+}
+
+/*
+ * Append the names of stack `id` (leaf first in the map), root first unless
+ * `leaf_first`. Return addresses point after the call: name ip - 1 so a call
+ * at a function's end is not given to the next function.
+ */
+static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool leaf_first)
+{
+	struct wprof_stack *st = &b->stack;
+	int first = 0;
+
+	if (!id)
+		return;
+	if (session__stack(b->s, id, !kernel, st)) {
+		b->p->stacks_missing++;
+		return;
+	}
+	if (kernel) {
+		/* the tracing machinery sits at the leaf of switch-time stacks */
+		for (; first < (int)st->nr; first++) {
+			char name[NAME_LEN];
+
+			symbolizer__kernel(b->sym, st->ips[first], name, sizeof(name));
+			if (!is_tracing_frame(name))
+				break;
+		}
+	}
+	for (int n = 0; n < (int)st->nr - first && b->nr < MAX_FRAMES; n++) {
+		int i = leaf_first ? first + n : (int)st->nr - 1 - n;
+		__u64 ip = st->ips[i] - (i > first ? 1 : 0);
+		char *name = b->names[b->nr];
+		int ret;
+
+		if (kernel) {
+			/*
+			 * The kernel leaves the scheduler and lock code out of
+			 * a sleeping task's stack (threads blocked when the
+			 * window opens): leave it out of every stack, so that
+			 * one wait is one stack.
+			 */
+			if (symbolizer__kernel_is_sched(b->sym, st->ips[i]))
+				continue;
+			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
+			strcat(name, "_[k]");
+			note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1,
+				    symbolizer__kernel_origin(b->sym));
+		} else if (WPROF_IS_HELD(st->ips[i])) {
+			continue; /* not one of session__stack()'s: never a frame */
+		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
+			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));
+			b->nr++;
+			continue;
+		} else if (b->o->inlines) {
+			ret = add_inlined(b, pid, ip, leaf_first);
+			if (ret < 0)
+				continue;
+			b->p->frames_total++;
+			b->p->frames_unnamed += ret != 0;
+			continue;
+		} else {
+			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
+			note_origin(b, pid, &b->names[b->nr], 1,
+				    symbolizer__user_origin(b->sym, pid, ip));
+		}
+		b->p->frames_total++;
+		if (ret != 0)
+			b->p->frames_unnamed++;
+		b->nr++;
+	}
+}
+
+static const char *tag_of(const struct record_opts *o, __u32 state)
+{
+	/* --no-states folds the off-CPU states; steal is none of them */
+	return state != WPROF_ON_CPU && state != WPROF_STEAL && o->no_states ? "off-cpu" :
+										 state_tags[state];
+}
+
+/* Start a line: TAG (unless at the leaf), [PID, TID for json], COMM, stacks. */
+static void begin(struct builder *b, const struct wprof_key *k, const struct thread_acct *t)
+{
+	char num[16];
+
+	b->nr = 0;
+	if (!b->o->tag_leaf)
+		put_name(b, tag_of(b->o, k->state));
+	if (opts__line_ids(b->o)) {
+		snprintf(num, sizeof(num), "%u", k->pid);
+		put_name(b, num);
+		snprintf(num, sizeof(num), "%u", k->tid);
+		put_name(b, num);
+	}
+	put_name(b, t->comm);
+	add_stack(b, k->pid, k->ustack_id, false, false);
+	add_stack(b, k->pid, k->kstack_id, true, false);
+}
+
+/* End a line and add it, its time in the slices its key says (none: not known). */
+static int end(struct builder *b, const struct wprof_key *k, size_t prefix, __u64 us,
+	       __u64 count, __u64 max_us)
+{
+	const char *frames[MAX_FRAMES];
+	struct folded_piece piece = {
+		.slice = k->slice, .span = k->span, .weight = us, .count = count, .max = max_us,
+	};
+
+	if (b->nr == prefix)
+		put_name(b, "[no stack]");
+	if (b->o->tag_leaf)
+		put_name(b, tag_of(b->o, k->state));
+	for (size_t i = 0; i < b->nr; i++)
+		frames[i] = b->names[i];
+	return folded__add_piece(b->out, frames, b->nr, &piece);
+}
+
+static size_t prefix_len(const struct builder *b)
+{
+	return !b->o->tag_leaf + 1 + (opts__line_ids(b->o) ? 2 : 0);
+}
+
+/* Pass 3: symbolize every line and add it with its weight. */
+int builder_emit_line(struct builder *b, const struct line *l)
+{
+	const struct wprof_wake_key *k = &l->k;
+	const struct thread_acct *t =
+		profile_find_thread(b->p, k->blocked.tid, k->blocked.start_id);
+	char comm[WPROF_COMM_LEN + 1];
+
+	if (!t)
+		return -ENOENT; /* every line's thread was found or made when it was added */
+	begin(b, &k->blocked, t);
+	if (l->unwalked)
+		put_name(b, t->lost_lines ? "[stacks lost: map full]" : "[not walked]");
+	if (!l->wake)
+		/* steal a sample measured that rounds to nothing: no line of count 0 */
+		return l->us || l->count || k->blocked.state != WPROF_STEAL ?
+			       end(b, &k->blocked, prefix_len(b), l->us, l->count, l->max_us) : 0;
+	/* the blocked stack, "--", the waker's stacks leaf first, its name */
+	if (b->nr == prefix_len(b))
+		put_name(b, "[no stack]");
+	put_name(b, "--");
+	add_stack(b, 0, k->waker_kstack_id, true, true);
+	add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
+	memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
+	comm[WPROF_COMM_LEN] = '\0';
+	put_name(b, comm);
+	return end(b, &k->blocked, 0, l->us, l->count, l->max_us);
+}
+
+/*
+ * A thread that ran without being sampled (shorter than a sampling period,
+ * or unlucky) still shows its on-CPU time: count 0, no stack.
+ */
+int builder_emit_unsampled(struct builder *b, const struct thread_acct *t)
+{
+	struct wprof_key k = {
+		.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = WPROF_ON_CPU,
+	};
+	int err = 0;
+
+	b->p->unsampled_threads++;
+	b->p->unsampled_us += t->on_us + t->off_us[WPROF_STEAL];
+	for (int i = 0; i < 2 && !err; i++) {
+		__u64 us = i ? t->off_us[WPROF_STEAL] : t->on_us;
+
+		k.state = i ? WPROF_STEAL : WPROF_ON_CPU;
+		if (!us)
+			continue;
+		begin(b, &k, t);
+		put_name(b, "[unsampled]");
+		err = end(b, &k, prefix_len(b), us, 0, 0);
+	}
+	return err;
+}
+
+/* The names b->names[from..b->nr), sanitized and joined by ';', into a new string. */
+static char *join_names(struct builder *b, size_t from)
+{
+	char clean[SAFESTR_SIZE(NAME_LEN)];
+	size_t len = 0, n;
+	char *out = NULL, *grown;
+
+	for (size_t i = from; i < b->nr; i++) {
+		folded__sanitize(clean, sizeof(clean), b->names[i]);
+		n = strlen(clean);
+		grown = realloc(out, len + n + 2);
+		if (!grown) {
+			free(out);
+			return NULL;
+		}
+		out = grown;
+		if (len)
+			out[len++] = ';';
+		memcpy(out + len, clean, n + 1);
+		len += n;
+	}
+	return out;
+}
+
+/*
+ * A long block's frames, as its line has them (no tag, no name), and its
+ * waker's. Not counted in the frame counters: its line's frames are.
+ */
+static int resolve_block(struct builder *b, struct long_block *lb)
+{
+	const struct wprof_long_block *k = &lb->b;
+	__u64 total = b->p->frames_total, unnamed = b->p->frames_unnamed;
+	__u64 missing = b->p->stacks_missing;
+	char comm[WPROF_COMM_LEN + 1];
+
+	symbolizer__quiet(b->sym, true);
+	b->nr = 0;
+	add_stack(b, k->pid, k->ustack_id, false, false);
+	add_stack(b, k->pid, k->kstack_id, true, false);
+	if (!b->nr)
+		put_name(b, "[no stack]");
+	lb->stack = join_names(b, 0);
+	if (lb->stack && (k->waker_ustack_id || k->waker_kstack_id)) {
+		b->nr = 0;
+		add_stack(b, 0, k->waker_kstack_id, true, true);
+		add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
+		memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
+		comm[WPROF_COMM_LEN] = '\0';
+		put_name(b, comm);
+		lb->waker = join_names(b, 0);
+	}
+	symbolizer__quiet(b->sym, false);
+	b->p->frames_total = total;
+	b->p->frames_unnamed = unnamed;
+	b->p->stacks_missing = missing;
+	lb->resolved = true;
+	return lb->stack ? 0 : -ENOMEM;
+}
+
+/*
+ * Name the long blocks of the threads whose lines are being made (all of
+ * them: @all), while their processes' files are still known; leave out
+ * those of threads not selected.
+ */
+int builder_resolve_blocks(struct builder *b, bool all)
+{
+	struct longblocks *lbs = session__long_blocks(b->s);
+	int err = 0;
+
+	session__consume_blocks(b->s);
+	for (size_t i = 0; i < longblocks__nr(lbs) && !err; i++) {
+		struct long_block *lb = longblocks__at(lbs, i);
+		const struct thread_acct *t = profile_find_thread(b->p, lb->b.tid, lb->b.start_id);
+
+		if (lb->resolved || lb->gone || (!all && (!t || t->retired)))
+			continue;
+		if (t && !t->selected) {
+			lb->gone = true;
+			continue;
+		}
+		if (t)
+			memcpy(lb->comm, t->comm, sizeof(lb->comm));
+		else
+			snprintf(lb->comm, sizeof(lb->comm), "tid-%u", lb->b.tid);
+		err = resolve_block(b, lb);
+	}
+	longblocks__sweep(lbs);
+	return err;
+}
