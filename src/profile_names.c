@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqname.h"
 #include "longblocks.h"
 #include "profile.h"
 #include "profile_priv.h"
@@ -184,6 +185,32 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 	}
 }
 
+/*
+ * A waker's frames, leaf first, and its name: its kernel stack, then its
+ * user stack and command name, or, when its kernel frames are an
+ * interrupt's, what the interrupt did (irqname.h): the task it landed on
+ * did not wake anyone.
+ */
+static void add_waker(struct builder *b, __u32 pid, __u64 ustack_id, __u64 kstack_id,
+		      const char comm[WPROF_COMM_LEN])
+{
+	char name[WPROF_COMM_LEN + 16];
+	struct irq_seen seen = {};
+	size_t from = b->nr;
+
+	add_stack(b, 0, kstack_id, true, true);
+	for (size_t i = from; i < b->nr; i++)
+		irqname__see(&seen, b->names[i]);
+	if (irqname__make(&seen, name, sizeof(name))) {
+		put_name(b, name);
+		return;
+	}
+	add_stack(b, pid, ustack_id, false, true);
+	memcpy(name, comm, WPROF_COMM_LEN);
+	name[WPROF_COMM_LEN] = '\0';
+	put_name(b, name);
+}
+
 static const char *tag_of(const struct record_opts *o, __u32 state)
 {
 	/* --no-states folds the off-CPU states; steal is none of them */
@@ -239,7 +266,6 @@ int builder_emit_line(struct builder *b, const struct line *l)
 	const struct wprof_wake_key *k = &l->k;
 	const struct thread_acct *t =
 		profile_find_thread(b->p, k->blocked.tid, k->blocked.start_id);
-	char comm[WPROF_COMM_LEN + 1];
 
 	if (!t)
 		return -ENOENT; /* every line's thread was found or made when it was added */
@@ -254,11 +280,7 @@ int builder_emit_line(struct builder *b, const struct line *l)
 	if (b->nr == prefix_len(b))
 		put_name(b, "[no stack]");
 	put_name(b, "--");
-	add_stack(b, 0, k->waker_kstack_id, true, true);
-	add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
-	memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
-	comm[WPROF_COMM_LEN] = '\0';
-	put_name(b, comm);
+	add_waker(b, k->waker_pid, k->waker_ustack_id, k->waker_kstack_id, k->waker_comm);
 	return end(b, &k->blocked, 0, l->us, l->count, l->max_us);
 }
 
@@ -321,7 +343,6 @@ static int resolve_block(struct builder *b, struct long_block *lb)
 	const struct wprof_long_block *k = &lb->b;
 	__u64 total = b->p->frames_total, unnamed = b->p->frames_unnamed;
 	__u64 missing = b->p->stacks_missing;
-	char comm[WPROF_COMM_LEN + 1];
 
 	symbolizer__quiet(b->sym, true);
 	b->nr = 0;
@@ -332,11 +353,7 @@ static int resolve_block(struct builder *b, struct long_block *lb)
 	lb->stack = join_names(b, 0);
 	if (lb->stack && (k->waker_ustack_id || k->waker_kstack_id)) {
 		b->nr = 0;
-		add_stack(b, 0, k->waker_kstack_id, true, true);
-		add_stack(b, k->waker_pid, k->waker_ustack_id, false, true);
-		memcpy(comm, k->waker_comm, WPROF_COMM_LEN);
-		comm[WPROF_COMM_LEN] = '\0';
-		put_name(b, comm);
+		add_waker(b, k->waker_pid, k->waker_ustack_id, k->waker_kstack_id, k->waker_comm);
 		lb->waker = join_names(b, 0);
 	}
 	symbolizer__quiet(b->sym, false);
