@@ -231,6 +231,44 @@ static int read_notes(struct loader *l, struct rbuf *b)
 	return oom ? -ENOMEM : 0;
 }
 
+/* 2 u32, an empty path's length, 8 u64 */
+#define CGROUP_MIN_BYTES (2 * 4 + 4 + 8 * 8)
+
+static int read_cgroups(struct loader *l, struct rbuf *b)
+{
+	struct recording *r = l->r;
+	__u32 n = get_u32(b);
+
+	if (!count_fits(b, n, CGROUP_MIN_BYTES))
+		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
+			    "cgroups");
+	r->cgroups = calloc(n + 1, sizeof(*r->cgroups));
+	if (!r->cgroups)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !b->short_; i++) {
+		struct cg_limit *c = &r->cgroups[r->nr_cgroups++];
+		__u32 flags;
+
+		c->pid = get_u32(b);
+		flags = get_u32(b);
+		c->v2 = flags & CF_V2;
+		c->read_end = flags & CF_READ_END;
+		get_str_into(b, c->path, sizeof(c->path));
+		c->quota_us = get_u64(b);
+		c->period_us = get_u64(b);
+		c->start.periods = get_u64(b);
+		c->start.throttled_periods = get_u64(b);
+		c->start.throttled_ns = get_u64(b);
+		c->end.periods = get_u64(b);
+		c->end.throttled_periods = get_u64(b);
+		c->end.throttled_ns = get_u64(b);
+		/* a limit of 0 CPU says nothing (and would divide by 0) */
+		if (!c->quota_us || !c->period_us)
+			c->read_end = false;
+	}
+	return 0;
+}
+
 static int read_procs(struct loader *l, struct rbuf *b)
 {
 	struct recording *r = l->r;
@@ -345,6 +383,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return recfile_read_slices(l, b);
 	case RS_TIMES:
 		return recfile_read_times(l, b);
+	case RS_CGROUPS:
+		return read_cgroups(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

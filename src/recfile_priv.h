@@ -40,6 +40,7 @@ enum rec_section {
 	RS_BLOCKS,
 	RS_SLICES,
 	RS_TIMES,
+	RS_CGROUPS,
 	RS_CNT,
 };
 
@@ -47,6 +48,7 @@ static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
 	"notes", "processes", "frame origins", "long blocks", "slices", "thread times",
+	"cgroups",
 };
 
 /* RS_INFO flags */
@@ -56,6 +58,12 @@ enum {
 	RF_NO_STATES = 1 << 2,
 	RF_WAKERS = 1 << 3,
 	RF_INLINES = 1 << 4,
+};
+
+/* RS_CGROUPS flags */
+enum {
+	CF_V2 = 1 << 0,
+	CF_READ_END = 1 << 1,
 };
 
 /* per-thread flags */

@@ -166,6 +166,26 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 	}
 	recfile_put_blocks(b, r);
 	recfile_put_times(b, &p->times);
+	if (r->nr_cgroups) {
+		s = begin_section(b, RS_CGROUPS);
+		put_u32(b, r->nr_cgroups);
+		for (size_t i = 0; i < r->nr_cgroups; i++) {
+			const struct cg_limit *c = &r->cgroups[i];
+
+			put_u32(b, c->pid);
+			put_u32(b, (c->v2 ? CF_V2 : 0) | (c->read_end ? CF_READ_END : 0));
+			put_str(b, c->path);
+			put_u64(b, c->quota_us);
+			put_u64(b, c->period_us);
+			put_u64(b, c->start.periods);
+			put_u64(b, c->start.throttled_periods);
+			put_u64(b, c->start.throttled_ns);
+			put_u64(b, c->end.periods);
+			put_u64(b, c->end.throttled_periods);
+			put_u64(b, c->end.throttled_ns);
+		}
+		end_section(b, s);
+	}
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }

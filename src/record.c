@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgcpu.h"
 #include "cli.h"
 #include "codewatch.h"
 #include "debughint.h"
@@ -87,6 +88,8 @@ struct recorder {
 	struct folded *lines;
 	bool retire_failed;
 	int timeline_err; /* the slices could not be made longer: the recording fails */
+	struct cg_limit *cg; /* targets in a cgroup with a CPU limit (find_limits()) */
+	size_t nr_cg;
 };
 
 /* 'Z' and 'X': exited but not reaped; gone for our purposes. */
@@ -577,6 +580,31 @@ static int coarsen(struct recorder *r)
 	return err;
 }
 
+/* Add @pid's cgroup if it has a CPU limit, its cpu.stat read now. */
+static void find_limit(struct recorder *r, __u32 pid)
+{
+	struct cg_limit *a = realloc(r->cg, (r->nr_cg + 1) * sizeof(*a));
+
+	if (!a)
+		return; /* not said: the summary is only the poorer */
+	r->cg = a;
+	if (cgcpu__find(pid, &r->cg[r->nr_cg]) == 1)
+		r->nr_cg++;
+}
+
+/*
+ * The processes named (-p, -- CMD) whose cgroup has a CPU limit, as the
+ * window opens: the cgroup's own count of throttling, beside the stacks.
+ */
+static void find_limits(struct recorder *r)
+{
+	if (r->opts.cmd && r->child > 0)
+		find_limit(r, r->child);
+	else if (r->opts.filter == WPROF_FILTER_PID)
+		for (size_t i = 0; i < r->opts.nr_ids && i < 64; i++)
+			find_limit(r, r->opts.ids[i]);
+}
+
 static const char *record_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -887,6 +915,9 @@ static int finish(struct recorder *r, const char *why)
 	struct folded *f = r->lines;
 	int err;
 
+	/* as the window closes: its cgroups' count of throttling */
+	for (size_t i = 0; i < r->nr_cg; i++)
+		r->cg[i].read_end = !cgcpu__read(&r->cg[i], &r->cg[i].end);
 	session__stop(r->session);
 	/* the last held stacks, walked or given up before any is named */
 	session__consume_events(r->session);
@@ -904,6 +935,10 @@ static int finish(struct recorder *r, const char *why)
 			r->opts.few_slices ? FEW_SLICES : MAX_SLICES);
 	r->lines = NULL; /* capture() owns them from here, also on failure */
 	err = capture(&rec, &r->prof, f, r->session, r->sym, &r->opts, r->argc, r->argv);
+	rec.cgroups = r->cg;
+	rec.nr_cgroups = r->nr_cg;
+	r->cg = NULL;
+	r->nr_cg = 0;
 	if (!err)
 		err = capture_cmdlines(r, &rec);
 	if (err) {
@@ -1064,6 +1099,7 @@ int cmd_record(int argc, char **argv)
 		if (err)
 			goto out;
 	}
+	find_limits(&r);
 	why = record_loop(&r);
 	err = r.timeline_err;
 	if (err)
@@ -1093,6 +1129,7 @@ out:
 	free(r.seen);
 	hmap__clear(&r.seen_ids);
 	codewatch__free(r.code);
+	free(r.cg);
 	cli_free_record(&r.opts);
 	return err ? 1 : code;
 }

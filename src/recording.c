@@ -21,6 +21,7 @@ void recording__free(struct recording *r)
 		free(r->blocks[i].waker);
 	}
 	free(r->blocks);
+	free(r->cgroups);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -139,6 +140,17 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 	folded__free(r->lines);
 	r->lines = c.out;
 	filter_blocks(r);
+	/* the cgroups of the processes a thread of which is still selected */
+	selected = 0;
+	for (size_t i = 0; i < r->nr_cgroups; i++) {
+		bool any = false;
+
+		for (size_t k = 0; k < p->nr_threads && !any; k++)
+			any = p->threads[k].selected && p->threads[k].pid == r->cgroups[i].pid;
+		if (any)
+			r->cgroups[selected++] = r->cgroups[i];
+	}
+	r->nr_cgroups = selected;
 	return 0;
 }
 

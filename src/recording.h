@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "cgcpu.h"
 #include "folded.h"
 #include "opts.h"
 #include "profile.h"
@@ -68,6 +69,9 @@ struct recording {
 	__u64 long_block_ns;      /* --long-block; 0: none were kept */
 	struct rec_block *blocks; /* the longest long blocks, by start */
 	size_t nr_blocks;
+	/* targets (-p, -- CMD) in a cgroup with a CPU limit, its cpu.stat at the window's ends */
+	struct cg_limit *cgroups;
+	size_t nr_cgroups;
 };
 
 /* How many slices the window has: the last may be shorter. 0 without slices. */

@@ -628,6 +628,7 @@ static void print_self_tests(const __u64 *st, FILE *f)
 void report__summary(const struct recording *r, FILE *f, bool stats)
 {
 	print_window(r, f);
+	cgcpu__summary(r->cgroups, r->nr_cgroups, f);
 	print_processes(r, f, stats);
 	timeline__summary(r, f);
 	if (stats)
@@ -786,6 +787,7 @@ int report__json(const struct recording *r, FILE *f)
 		free(procs);
 		return err;
 	}
+	cgcpu__json(r->cgroups, r->nr_cgroups, f);
 	fprintf(f, "  \"unsampled_threads\": %llu, \"unsampled_us\": %llu, "
 		"\"untimed_threads\": %llu,\n", (unsigned long long)p->unsampled_threads,
 		(unsigned long long)p->unsampled_us, (unsigned long long)p->untimed_threads);

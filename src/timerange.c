@@ -420,6 +420,8 @@ int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced
 	p->nr_hists = 0;
 	p->unsampled_threads = p->unsampled_us = p->untimed_threads = 0;
 	range_blocks(r, from_ns, to_ns);
+	/* their cpu.stat was read at the window's ends only */
+	r->nr_cgroups = 0;
 	r->info.start_ns += from_ns;
 	r->info.window_ns = p->window_ns = to_ns - from_ns;
 	*unplaced_us = c.unplaced_us;

@@ -100,6 +100,12 @@ static void make(struct recording *r)
 		.state = WPROF_OFF_DISK, .open = true, .start_ns = 1700000000323456789ULL,
 		.offset_ns = 200000000, .blocked_ns = 1800000000, .stack = strdup("main;read") };
 	r->nr_blocks = 2;
+	/* one process in a cgroup with a CPU limit */
+	r->cgroups = calloc(1, sizeof(*r->cgroups));
+	r->cgroups[0] = (struct cg_limit){ .pid = 100, .path = "/lim \"x\"", .quota_us = 20000,
+		.period_us = 100000, .start = { 10, 5, 1000000000 },
+		.end = { 40, 34, 3400000000ULL }, .read_end = true };
+	r->nr_cgroups = 1;
 	r->lines = folded__new();
 	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
 		struct rec_splitter sp = {};
@@ -205,6 +211,11 @@ static void test_roundtrip(void)
 	      !strcmp(b.blocks[0].waker ?: "", "wake_up_[k];post;work") && !b.blocks[1].waker,
 	      "the long blocks kept, field by field");
 	CHECK_STREQ(recording__cmdline(&b, 200) ?: "", "other -x", "a process's command line kept");
+	CHECK(b.nr_cgroups == 1 && b.cgroups[0].pid == 100 && b.cgroups[0].read_end &&
+	      !b.cgroups[0].v2 && !strcmp(b.cgroups[0].path, "/lim \"x\"") &&
+	      b.cgroups[0].quota_us == 20000 && b.cgroups[0].period_us == 100000 &&
+	      b.cgroups[0].start.throttled_ns == 1000000000 &&
+	      b.cgroups[0].end.throttled_periods == 34, "the cgroup's limit and counts kept");
 	recording__free(&b);
 out:
 	recording__free(&a);
