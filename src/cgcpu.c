@@ -57,8 +57,12 @@ static int find_mount(bool v2, char *dir, size_t size)
 			fields[5 + n++] = t;
 		if (n < 3)
 			continue;
-		/* mountinfo escapes spaces in paths as \040: such a mount point is not ours */
-		if (strchr(fields[4], '\\'))
+		/*
+		 * mountinfo escapes spaces in paths as \040: such a mount point is
+		 * not ours; nor one of part of a hierarchy (a bind mount, a
+		 * container's view), where /proc/PID/cgroup's paths do not start
+		 */
+		if (strchr(fields[4], '\\') || strcmp(fields[3], "/"))
 			continue;
 		if (v2 ? !strcmp(fields[5], "cgroup2")
 		       : !strcmp(fields[5], "cgroup") && in_list(fields[7], strlen(fields[7]), "cpu")) {
@@ -98,18 +102,24 @@ static bool plain_path(const char *p, size_t len)
  */
 static int cgroup_of(__u32 pid, char *path, size_t size, bool *v2)
 {
-	char file[64], buf[8192], *line, *save;
+	char file[64], *line = NULL;
 	char unified[sizeof(((struct cg_limit *)0)->path)] = "";
-	int n;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int err = -ENOENT;
 
 	snprintf(file, sizeof(file), "/proc/%u/cgroup", pid);
-	n = read_small_file(file, buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	/* whole lines, however long (a delegated cgroup's path may be): none cut */
+	while (err && (n = getline(&line, &cap, f)) > 0) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		size_t len;
 
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
 		if (!c2)
 			continue;
 		len = strlen(c2 + 1);
@@ -120,11 +130,13 @@ static int cgroup_of(__u32 pid, char *path, size_t size, bool *v2)
 		} else if (in_list(c1 + 1, c2 - c1 - 1, "cpu")) {
 			memcpy(path, c2 + 1, len + 1);
 			*v2 = false;
-			return 0;
+			err = 0;
 		}
 	}
-	if (!unified[0])
-		return -ENOENT;
+	free(line);
+	fclose(f);
+	if (!err || !unified[0])
+		return err;
 	memcpy(path, unified, strlen(unified) + 1);
 	*v2 = true;
 	return 0;
@@ -149,7 +161,7 @@ static bool parse_u64(const char *s, __u64 *v)
 /* The limit of cgroup directory @dir: 1 and @quota_us, @period_us; 0 none. */
 static int limit_of(const char *dir, bool v2, __u64 *quota_us, __u64 *period_us)
 {
-	char file[768], buf[128];
+	char file[sizeof(((struct cg_limit *)0)->dir) + 32], buf[128];
 
 	if (v2) {
 		char *sp;
@@ -172,34 +184,46 @@ static int limit_of(const char *dir, bool v2, __u64 *quota_us, __u64 *period_us)
 
 int cgcpu__find(__u32 pid, struct cg_limit *out)
 {
-	char mount[256], path[sizeof(out->path)];
+	char mount[256], path[sizeof(out->path)], dir[sizeof(out->dir)];
 	bool v2 = false;
 
 	memset(out, 0, sizeof(*out));
 	if (cgroup_of(pid, path, sizeof(path), &v2) || find_mount(v2, mount, sizeof(mount)))
 		return 0;
-	/* the cgroup, then each ancestor: the nearest with a limit */
+	/*
+	 * The cgroup, then each ancestor: the tightest limit is the one that
+	 * holds (a looser one below it, which the process's owner may make,
+	 * does not hide it).
+	 */
 	for (;;) {
+		__u64 quota, period;
 		char *slash;
 
-		if ((size_t)snprintf(out->dir, sizeof(out->dir), "%s%s", mount, path) <
-			    sizeof(out->dir) &&
-		    limit_of(out->dir, v2, &out->quota_us, &out->period_us) == 1) {
-			out->pid = pid;
-			out->v2 = v2;
+		if ((size_t)snprintf(dir, sizeof(dir), "%s%s", mount, path) >= sizeof(dir))
+			return 0; /* not one to guess at: an ancestor's limit may be looser */
+		if (limit_of(dir, v2, &quota, &period) == 1 &&
+		    (!out->quota_us || (unsigned __int128)quota * out->period_us <
+					       (unsigned __int128)out->quota_us * period)) {
+			out->quota_us = quota;
+			out->period_us = period;
+			memcpy(out->dir, dir, sizeof(out->dir));
 			memcpy(out->path, path, sizeof(out->path));
-			return !cgcpu__read(out, &out->start);
 		}
 		slash = strrchr(path, '/');
 		if (!slash || !path[1])
-			return 0;
+			break;
 		slash[slash == path] = '\0'; /* "/a" -> "/", "/a/b" -> "/a" */
 	}
+	if (!out->quota_us)
+		return 0;
+	out->pid = pid;
+	out->v2 = v2;
+	return !cgcpu__read(out, &out->start);
 }
 
 int cgcpu__read(const struct cg_limit *l, struct cg_stat *st)
 {
-	char file[768], buf[1024], *line, *save;
+	char file[sizeof(((struct cg_limit *)0)->dir) + 32], buf[1024], *line, *save;
 	int got = 0, n;
 
 	snprintf(file, sizeof(file), "%s/cpu.stat", l->dir);
@@ -239,9 +263,9 @@ void cgcpu__summary(const struct cg_limit *l, size_t n, FILE *f)
 		if (!c->read_end)
 			continue;
 		safestr__str(path, sizeof(path), c->path);
-		fprintf(f, "wprof: pid %u: cgroup %s limits its CPU to %.2f (%llu us every %llu us); "
-			"throttled in %llu of %llu periods, %.3f s (the cgroup's cpu.stat over the "
-			"window)\n",
+		fprintf(f, "wprof: pid %u: cgroup \"%s\" caps its CPU at %.3g CPUs (%llu us every "
+			"%llu us); throttled in %llu of %llu periods, %.3f s (the cgroup's cpu.stat "
+			"over the window)\n",
 			c->pid, path, (double)c->quota_us / c->period_us,
 			(unsigned long long)c->quota_us, (unsigned long long)c->period_us,
 			grew(c->start.throttled_periods, c->end.throttled_periods),

@@ -20,19 +20,23 @@ struct cg_stat {
 struct cg_limit {
 	__u32 pid;
 	char path[512];   /* the cgroup, as /proc/PID/cgroup names it (its hierarchy's root: "/") */
-	char dir[640];    /* where its files are */
+	char dir[800];    /* where its files are (not saved: this machine's) */
 	__u64 quota_us, period_us;
 	struct cg_stat start, end;
 	bool v2;
 	bool read_end;    /* end was read */
 };
 
+/* At most this many are kept (a recording's, a saved one's). */
+#define CGCPU_MAX 64
+
 /*
  * Whether @pid's cgroup, or an ancestor, has a CPU limit: 1 and @out filled
- * (its start stat read now), or 0 (none, or nothing could be read: the
- * process or its cgroup's files are gone, the cpu controller is mounted
- * nowhere). What the process's files say is not trusted: a path that is
- * not a plain absolute one, or a number that does not parse, is none.
+ * with the tightest of them (its start stat read now), or 0 (none, or
+ * nothing could be read: the process or its cgroup's files are gone, the
+ * cpu controller is mounted nowhere). What the process's files say is not
+ * trusted: a path that is not a plain absolute one, or a number that does
+ * not parse, is none.
  */
 int cgcpu__find(__u32 pid, struct cg_limit *out);
 

@@ -239,7 +239,7 @@ static int read_cgroups(struct loader *l, struct rbuf *b)
 	struct recording *r = l->r;
 	__u32 n = get_u32(b);
 
-	if (!count_fits(b, n, CGROUP_MIN_BYTES))
+	if (n > CGCPU_MAX || !count_fits(b, n, CGROUP_MIN_BYTES))
 		return fail(l, -EBADMSG, "corrupt recording (%s: more than the section holds)",
 			    "cgroups");
 	r->cgroups = calloc(n + 1, sizeof(*r->cgroups));

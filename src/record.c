@@ -601,7 +601,7 @@ static void find_limits(struct recorder *r)
 	if (r->opts.cmd && r->child > 0)
 		find_limit(r, r->child);
 	else if (r->opts.filter == WPROF_FILTER_PID)
-		for (size_t i = 0; i < r->opts.nr_ids && i < 64; i++)
+		for (size_t i = 0; i < r->opts.nr_ids && i < CGCPU_MAX; i++)
 			find_limit(r, r->opts.ids[i]);
 }
 
