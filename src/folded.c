@@ -322,9 +322,7 @@ static int cmp_piece(const void *a, const void *b)
 {
 	const struct folded_piece *x = a, *y = b;
 
-	if (x->slice != y->slice)
-		return x->slice < y->slice ? -1 : 1;
-	return x->span < y->span ? -1 : x->span > y->span;
+	return slices__cmp(x->slice, x->span, y->slice, y->span);
 }
 
 /* Add piece @p's time and counts to @to, a piece of the same slices. */

@@ -15,6 +15,14 @@ struct slice_part {
 	__u64 ns;
 };
 
+/* Slices [@a, @a + @a_span) before (-1), as (0) or after (1) [@b, @b + @b_span): by start, then span. */
+static inline int slices__cmp(__u32 a, __u32 a_span, __u32 b, __u32 b_span)
+{
+	if (a != b)
+		return a < b ? -1 : 1;
+	return a_span < b_span ? -1 : a_span > b_span;
+}
+
 /*
  * Where @ns from @from_ns (both from the window's start) fall in slices of
  * @slice_ns, as the BPF side splits them: the first slice, the whole slices

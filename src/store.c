@@ -128,43 +128,54 @@ static void merge(const void *key, struct wprof_val *to, const struct wprof_val 
 		to->max_ns = v->max_ns;
 }
 
+/* The sum of @key (@len bytes, hash @hash) in @h, or NULL. */
+static struct sum *find_sum(const struct hmap *h, __u64 hash, const void *key, size_t len)
+{
+	for (struct sum *s = hmap__get(h, hash, 0); s; s = s->next)
+		if (!memcmp(s->key, key, len))
+			return s;
+	return NULL;
+}
+
+/* Put @s, of a key @h does not have, at the head of its hash's chain. */
+static int link_sum(struct hmap *h, __u64 hash, struct sum *s)
+{
+	void *old;
+
+	s->next = hmap__get(h, hash, 0);
+	return hmap__put(h, hash, 0, s, &old);
+}
+
 /* Sum @s (its key @len bytes) into @h, where a sum of its key takes it (@s freed then). */
 static int insert_sum(struct hmap *h, struct sum *s, size_t len)
 {
 	__u64 hash = hmap__hash_bytes(s->key, len);
-	struct sum *head = hmap__get(h, hash, 0), *t;
-	void *old;
+	struct sum *t = find_sum(h, hash, s->key, len);
 
-	for (t = head; t; t = t->next) {
-		if (!memcmp(t->key, s->key, len)) {
-			merge(s->key, &t->val, &s->val);
-			free(s);
-			return 0;
-		}
-	}
-	s->next = head;
-	return hmap__put(h, hash, 0, s, &old);
+	if (!t)
+		return link_sum(h, hash, s);
+	merge(s->key, &t->val, &s->val);
+	free(s);
+	return 0;
 }
 
 /* @key of @len bytes */
 static int add_sum(struct hmap *h, const void *key, size_t len, const struct wprof_val *v)
 {
 	__u64 hash = hmap__hash_bytes(key, len);
-	struct sum *s;
+	struct sum *s = find_sum(h, hash, key, len);
 	int err;
 
-	for (s = hmap__get(h, hash, 0); s; s = s->next) {
-		if (!memcmp(s->key, key, len)) {
-			merge(key, &s->val, v);
-			return 0;
-		}
+	if (s) {
+		merge(key, &s->val, v);
+		return 0;
 	}
 	s = malloc(sizeof(*s) + len);
 	if (!s)
 		return -ENOMEM;
 	memcpy(s->key, key, len);
 	s->val = *v;
-	err = insert_sum(h, s, len);
+	err = link_sum(h, hash, s);
 	if (err)
 		free(s);
 	return err;

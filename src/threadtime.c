@@ -69,9 +69,7 @@ static int cmp_row(const void *a, const void *b)
 {
 	const struct time_row *x = a, *y = b;
 
-	if (x->slice != y->slice)
-		return x->slice < y->slice ? -1 : 1;
-	return x->span < y->span ? -1 : x->span > y->span;
+	return slices__cmp(x->slice, x->span, y->slice, y->span);
 }
 
 /* Sort @t's rows and merge those of the same slices (rows come in any order: a drain's). */
