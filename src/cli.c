@@ -124,7 +124,7 @@ void cli_usage(FILE *f)
 		"      --slice TIME         keep every time by the slice of the window it was\n"
 		"                           in, for wprof report --from/--to and the flame\n"
 		"                           graph's time strip (default 1s; 10ms or more;\n"
-		"                           0: none)\n"
+		"                           0: none; past 512 slices they double)\n"
 		"      --check-deferred     also walk at switch-out each user stack left to\n"
 		"                           its thread's resume, and count differences\n"
 		"                           (a self-test; costs what deferring saves)\n"
