@@ -17,7 +17,7 @@
 # - zoom: a click on burn_loop makes it as wide as the graph, hides what is
 #   not under or over it, and the reset brings the old width back;
 # - idle threads: the idle thread and the main thread (in sigsuspend all
-#   along) are marked idle, and counted in the legend.
+#   along) are marked idle, and counted in the legend; burn and mix are not.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -160,7 +160,9 @@ idle=$(get idleFrames | tr '\n' ' ')
 check_ge "idle threads counted in the legend" "$(get idleThreads)" 2
 check "the idle thread's frames are marked idle ($idle)" grep -qw idle <<<"$idle"
 check "the main thread (sigsuspend all along) is marked idle ($idle)" grep -qw mixed <<<"$idle"
-check "the busy threads are not ($idle)" bash -c "! grep -Eqw 'burn|mix|nap' <<<'$idle'"
+# not nap: 10 ms naps take ~1.5 ms of CPU in 2 s here, under the 0.1% that
+# makes a thread idle (profile__asleep()); a fast machine makes it one
+check "the busy threads are not ($idle)" bash -c "! grep -Eqw 'burn|mix' <<<'$idle'"
 
 # a screenshot of the SVG on its own: not blank, in the colour families
 log "chromium: a screenshot (at $(date +%T))"
