@@ -422,6 +422,30 @@ struct wprof_wake_key {
 };
 
 /*
+ * Who ran instead: each CPU keeps its last WPROF_RAN_RING runs (who got it,
+ * from when), written at every switch; as a target thread gets a CPU after
+ * a wait for one, that CPU's runs during the wait are added to `ran`, by the
+ * waiting thread and the runner. The part of the wait older than the ring's
+ * oldest run goes to the runner tid WPROF_RAN_NOT_KNOWN.
+ */
+#define WPROF_RAN_RING 32 /* a power of 2 */
+#define WPROF_RAN_NOT_KNOWN 0xffffffffu
+
+struct wprof_ran_key {
+	__u32 pid; /* the waiting thread: tgid, tid, start_id (see struct wprof_key) */
+	__u32 tid;
+	__u32 start_id;
+	__u32 runner_pid; /* tgid of the thread that had the CPU (0: idle) */
+	__u32 runner_tid;
+	__u32 pad;
+};
+
+struct wprof_ran_val {
+	__u64 ns;
+	char comm[WPROF_COMM_LEN]; /* the runner's, as it got the CPU (first run seen) */
+};
+
+/*
  * --stats times the kinds of switch on one switch in WPROF_TIMED_EVERY (the
  * resume walks: every one), and adds each timed switch's ns that many times:
  * the NS_ counters estimate each kind's total, the TM_ ones count the timed.
@@ -523,6 +547,8 @@ enum wprof_stat {
 	WPROF_STAT_LONG_LOST,      /* ... not sent: no room in their ring buffer */
 	/* filled by user space: long blocks let go for longer ones (LONG_BLOCKS_MAX) */
 	WPROF_STAT_LONG_DROPPED,
+	WPROF_STAT_RAN_FULL,       /* who ran instead: entries the `ran` map had no room for */
+	WPROF_STAT_RAN_LOST_NS,    /* ... and the ns of wait they held */
 	WPROF_STAT_CNT,
 };
 
