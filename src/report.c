@@ -110,6 +110,9 @@
 	  "(give a longer --long-block)") \
 	X(long_blocks_lost, st[WPROF_STAT_LONG_LOST], \
 	  "long blocks not listed: their ring buffer was full (their time is in the stacks)") \
+	X(ran_map_full, st[WPROF_STAT_RAN_FULL], \
+	  "runners of waits for a CPU not named because their map was full (their " \
+	  "time is in ran_instead's [not known]; record fewer threads)") \
 	X(alt_files_refused, r->sym.alt_refused, \
 	  "files whose inlined calls are not named: the dwz file their DWARF links " \
 	  "to was missing or refused (see the dwz files line)")
