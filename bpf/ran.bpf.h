@@ -28,23 +28,11 @@
 /* WPROF_RAN_INSTEAD=off: no ring, no walk */
 const volatile bool ran_instead __weak = false;
 
-struct ran_run {
-	__u64 start; /* 0: no run yet in this slot */
-	__u32 pid, tid;
-	char comm[WPROF_COMM_LEN];
-};
-
-struct ran_ring {
-	__u32 head; /* the next slot to write; head - 1 is the current run */
-	__u32 pad;
-	struct ran_run runs[WPROF_RAN_RING];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ran_ring);
+	__type(value, struct wprof_ran_ring);
 } ran_rings SEC(".maps");
 
 /* Sized by user space (a single entry when off). */
@@ -65,8 +53,8 @@ static __always_inline __u64 ran_push(struct task_struct *prev, struct task_stru
 				      bool typed)
 {
 	__u64 clk = runq_sched_info ? rq_clock_of(prev, typed) : bpf_ktime_get_ns();
-	struct ran_ring *ring;
-	struct ran_run *r;
+	struct wprof_ran_ring *ring;
+	struct wprof_ran_run *r;
 	__u32 zero = 0;
 
 	ring = bpf_map_lookup_elem(&ran_rings, &zero);
@@ -85,29 +73,62 @@ static __always_inline __u64 ran_push(struct task_struct *prev, struct task_stru
 }
 
 /* Add @ns of the wait of @key's thread to its runner (@key's runner fields), named @comm. */
-static __always_inline void ran_add(struct wprof_ran_key *key, const char *comm, __u64 ns)
+static __always_inline void ran_put(const struct wprof_ran_key *key, const char *comm, __u64 ns)
 {
 	struct wprof_ran_val *v, nv = { .ns = ns };
 
-	if (!ns)
-		return;
 	v = bpf_map_lookup_elem(&ran, key);
 	if (v) {
-		/* only the waiting thread's own switch-ins add to its keys: one at a time */
-		v->ns += ns;
+		/* a key can be in several CPUs' pend[]: they may put it at once */
+		__sync_fetch_and_add(&v->ns, ns);
 		return;
 	}
-	if (comm)
-		__builtin_memcpy(nv.comm, comm, sizeof(nv.comm));
+	__builtin_memcpy(nv.comm, comm, sizeof(nv.comm));
 	if (bpf_map_update_elem(&ran, key, &nv, BPF_NOEXIST)) {
-		v = bpf_map_lookup_elem(&ran, key); /* added since, from another CPU: cannot be */
+		v = bpf_map_lookup_elem(&ran, key); /* another CPU made it meanwhile */
 		if (v) {
-			v->ns += ns;
+			__sync_fetch_and_add(&v->ns, ns);
 			return;
 		}
 		stat_add(WPROF_STAT_RAN_FULL, 1);
 		stat_add(WPROF_STAT_RAN_LOST_NS, ns);
 	}
+}
+
+static __always_inline bool ran_same(const struct wprof_ran_key *a, const struct wprof_ran_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+/*
+ * The same, through the CPU's pend[]: a thread that waits behind the same
+ * runner again and again (two threads taking turns on a CPU) adds to its
+ * slot there, no hash lookup. A slot taken by another key is put in `ran`
+ * first. @comm NULL: no name.
+ */
+static __always_inline void ran_add(struct wprof_ran_ring *ring, const struct wprof_ran_key *key,
+				    const char *comm, __u64 ns)
+{
+	struct wprof_ran_pend *p;
+
+	if (!ns)
+		return;
+	p = &ring->pend[((key->tid ^ key->runner_tid * 0x9e3779b1u) * 0x9e3779b1u) >>
+			(32 - WPROF_RAN_PEND_BITS)];
+	if (p->ns && ran_same(&p->key, key)) {
+		p->ns += ns;
+		return;
+	}
+	if (p->ns)
+		ran_put(&p->key, p->comm, p->ns);
+	p->key = *key;
+	p->ns = ns;
+	if (comm)
+		__builtin_memcpy(p->comm, comm, sizeof(p->comm));
+	else
+		__builtin_memset(p->comm, 0, sizeof(p->comm));
 }
 
 /*
@@ -120,7 +141,7 @@ static __always_inline void ran_add(struct wprof_ran_key *key, const char *comm,
 __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from, __u64 to)
 {
 	struct wprof_ran_key key = { .pid = pid, .tid = tid, .start_id = start_id };
-	struct ran_ring *ring;
+	struct wprof_ran_ring *ring;
 	const char *comm = NULL;
 	__u64 end = to, ns = 0;
 	__u32 zero = 0, head;
@@ -131,7 +152,7 @@ __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from,
 	head = ring->head;
 	key.runner_tid = WPROF_RAN_NOT_KNOWN;
 	for (__u32 k = 0; k < WPROF_RAN_RING && end > from; k++) {
-		struct ran_run *r = &ring->runs[(head - 1 - k) & (WPROF_RAN_RING - 1)];
+		struct wprof_ran_run *r = &ring->runs[(head - 1 - k) & (WPROF_RAN_RING - 1)];
 		__u64 start = r->start, lo, hi;
 
 		if (!start)
@@ -144,7 +165,7 @@ __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from,
 		if (hi <= lo || (r->tid == tid && r->pid == pid))
 			continue;
 		if (r->tid != key.runner_tid || r->pid != key.runner_pid) {
-			ran_add(&key, comm, ns);
+			ran_add(ring, &key, comm, ns);
 			key.runner_pid = r->pid;
 			key.runner_tid = r->tid;
 			comm = r->comm;
@@ -152,12 +173,12 @@ __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from,
 		}
 		ns += hi - lo;
 	}
-	ran_add(&key, comm, ns);
+	ran_add(ring, &key, comm, ns);
 	/* older than the ring's oldest run (or before the CPU's first): nobody named */
 	if (end > from) {
 		key.runner_pid = 0;
 		key.runner_tid = WPROF_RAN_NOT_KNOWN;
-		ran_add(&key, NULL, end - from);
+		ran_add(ring, &key, NULL, end - from);
 	}
 	return 0;
 }
@@ -170,7 +191,7 @@ __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from,
 static __always_inline void ran_wait(struct wprof_thread *th, __u64 now, __u64 wake)
 {
 	__u64 split, lo, hi, clk;
-	struct ran_ring *ring;
+	struct wprof_ran_ring *ring;
 	__u32 zero = 0;
 
 	if (!ran_instead || th->off_state >= WPROF_STATE_CNT || !window_open())

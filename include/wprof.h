@@ -445,6 +445,30 @@ struct wprof_ran_val {
 	char comm[WPROF_COMM_LEN]; /* the runner's, as it got the CPU (first run seen) */
 };
 
+/* A CPU's times not yet added to `ran`: a direct-mapped cache by key */
+#define WPROF_RAN_PEND_BITS 4
+#define WPROF_RAN_PEND (1 << WPROF_RAN_PEND_BITS)
+struct wprof_ran_pend {
+	struct wprof_ran_key key;
+	__u64 ns; /* 0: a free slot */
+	char comm[WPROF_COMM_LEN];
+};
+
+/* A CPU's ring of runs (a `ran_rings` value), newest at head - 1 */
+struct wprof_ran_run {
+	__u64 start; /* when it got the CPU (bpf/ran.bpf.h: which clock); 0: no run yet */
+	__u32 pid, tid;
+	char comm[WPROF_COMM_LEN];
+};
+
+struct wprof_ran_ring {
+	__u32 head; /* the next slot to write */
+	__u32 pad;
+	struct wprof_ran_run runs[WPROF_RAN_RING];
+	/* the times last added on this CPU, not yet in `ran`: user space adds them */
+	struct wprof_ran_pend pend[WPROF_RAN_PEND];
+};
+
 /*
  * --stats times the kinds of switch on one switch in WPROF_TIMED_EVERY (the
  * resume walks: every one), and adds each timed switch's ns that many times:

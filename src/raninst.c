@@ -24,10 +24,37 @@ static int cmp_entry(const void *a, const void *b)
 	return x->runner_pid < y->runner_pid ? -1 : x->runner_pid > y->runner_pid;
 }
 
-void raninst__sort(struct ran_entry *e, size_t nr)
+/* by waiting thread and runner: the same pair side by side */
+static int cmp_pair(const void *a, const void *b)
 {
-	if (nr)
-		qsort(e, nr, sizeof(*e), cmp_entry);
+	const struct ran_entry *x = a, *y = b;
+	const __u32 kx[] = { x->tid, x->start_id, x->pid, x->runner_tid, x->runner_pid };
+	const __u32 ky[] = { y->tid, y->start_id, y->pid, y->runner_tid, y->runner_pid };
+
+	for (size_t i = 0; i < sizeof(kx) / sizeof(kx[0]); i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	return 0;
+}
+
+size_t raninst__sort(struct ran_entry *e, size_t nr)
+{
+	size_t n = 0;
+
+	if (!nr)
+		return 0;
+	qsort(e, nr, sizeof(*e), cmp_pair);
+	for (size_t i = 0; i < nr; i++) {
+		if (n && !cmp_pair(&e[n - 1], &e[i])) {
+			e[n - 1].ns += e[i].ns;
+			if (!e[n - 1].comm[0])
+				memcpy(e[n - 1].comm, e[i].comm, sizeof(e[i].comm));
+			continue;
+		}
+		e[n++] = e[i];
+	}
+	qsort(e, n, sizeof(*e), cmp_entry);
+	return n;
 }
 
 /* @t's entries in @r (sorted): the first, and how many (0: none). */

@@ -32,9 +32,10 @@ struct ran_entry {
 
 /*
  * Sort @e (@nr) as the writers look them up: by waiting thread (tid,
- * start_id), then by ns, most first.
+ * start_id), then by ns, most first; entries of the same waiting thread and
+ * runner are added into one first (the first's name kept). The entries left.
  */
-void raninst__sort(struct ran_entry *e, size_t nr);
+size_t raninst__sort(struct ran_entry *e, size_t nr);
 
 /*
  * `, "ran_instead": [...]` for @t: its runners, RAN_TOP_JSON at most, then

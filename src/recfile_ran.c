@@ -58,7 +58,7 @@ int recfile_read_ran(struct loader *l, struct rbuf *b)
 		e->ns = get_u64(b);
 	}
 	/* a file's order is not trusted: the writers search it */
-	raninst__sort(r->ran, r->nr_ran);
+	r->nr_ran = raninst__sort(r->ran, r->nr_ran);
 	r->ran_recorded = true;
 	return 0;
 }

@@ -918,9 +918,8 @@ static int capture_ran(struct recording *rec, struct session *s)
 		free(c.e);
 		return err;
 	}
-	raninst__sort(c.e, c.nr);
 	rec->ran = c.e;
-	rec->nr_ran = c.nr;
+	rec->nr_ran = raninst__sort(c.e, c.nr);
 	rec->ran_recorded = true;
 	return 0;
 }

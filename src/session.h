@@ -103,7 +103,9 @@ typedef int (*session_wake_fn)(const struct wprof_wake_key *k, const struct wpro
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 /*
  * Who ran instead (bpf/ran.bpf.h), after session__stop(): each entry of the
- * `ran` map to @fn (none when WPROF_RAN_INSTEAD=off). 0, @fn's error, or -errno.
+ * `ran` map to @fn, then each CPU's times not yet in it (a key may come more
+ * than once: add them up); none when WPROF_RAN_INSTEAD=off. 0, @fn's error,
+ * or -errno.
  */
 typedef int (*session_ran_fn)(const struct wprof_ran_key *k, const struct wprof_ran_val *v,
 			      void *ctx);
