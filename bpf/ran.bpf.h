@@ -3,17 +3,26 @@
  * Who ran instead (struct wprof_ran_key): while a target thread waited for a
  * CPU, which threads had the CPU it then got.
  *
- * Every switch of the machine, of targets or not, writes who gets the CPU
- * and from when into the CPU's ring of runs (ran_push(): a clock read, where
- * the switch has none of its own, and a few stores). Only a target that got
- * a CPU after a wait for it pays more: ran_wait() walks the ring back over
- * the wait and adds each runner's share to `ran`.
+ * Every switch of the machine, of targets or not, adds the run that ends to
+ * its runner's slot in the CPU's newest segment (ran_push(): a clock read,
+ * where the switch has none of its own, a few compares and an add); a
+ * segment takes runs for WPROF_RAN_SEG_NS, or until a fifth runner comes,
+ * then the next one begins. So a CPU keeps WPROF_RAN_SEGS runs at least,
+ * and WPROF_RAN_SEGS * WPROF_RAN_SEG_NS of time at least where runs are
+ * short (a pipe switching 400,000 times a second fills a segment of 32 runs
+ * in 80 us: a ring of runs would have held a wait's last 80 us). Only a
+ * target that got a CPU after a wait for it pays more: ran_wait() walks the
+ * segments back over the wait and adds each runner's share to `ran`.
  *
- * The ring's times are the run queue's clock where runq_sched_info (the one
+ * The times are the run queue's clock where runq_sched_info (the one
  * __schedule() read; the switch's own time is taken from it too), else
- * bpf_ktime_get_ns(). A wait, timed otherwise, is placed on the ring's clock
- * by its distance from the switch that ends it, which the ring has as its
- * newest run: no calibration between the two clocks is needed.
+ * bpf_ktime_get_ns(). A wait, timed otherwise, is placed on the CPU's clock
+ * by its distance from the switch that ends it, the CPU's last: no
+ * calibration between the two clocks is needed.
+ *
+ * A segment only partly within the wait gives each of its runners but the
+ * waiting thread its share of the overlap (the overlap is within one
+ * WPROF_RAN_SEG_NS and a run at the wait's start).
  *
  * Limit: the CPU the thread got is the one looked at. A thread that waited
  * on one CPU and was moved to another had the first one's runners in its
@@ -43,32 +52,65 @@ struct {
 	__type(value, struct wprof_ran_val);
 } ran SEC(".maps");
 
-/*
- * A switch on this CPU from @prev to @next: @next's run starts. Returns the
- * time written, the run queue's clock where runq_sched_info (the caller
- * times the switch from it too: no second read). Interrupts are off: the
- * CPU's ring is ours alone.
- */
-static __always_inline __u64 ran_push(struct task_struct *prev, struct task_struct *next,
-				      bool typed)
+/* Begin a segment at @start: the CPU's runs from then on. */
+static __always_inline struct wprof_ran_seg *ran_seg_new(struct wprof_ran_ring *ring, __u64 start)
 {
-	__u64 clk = runq_sched_info ? rq_clock_of(prev, typed) : bpf_ktime_get_ns();
+	struct wprof_ran_seg *seg = &ring->segs[++ring->head & (WPROF_RAN_SEGS - 1)];
+
+	seg->start = start;
+	seg->nr = 0;
+	return seg;
+}
+
+/*
+ * A switch on this CPU from @prev: its run, from the CPU's last switch to
+ * now, goes to its slot in the newest segment. Returns now, the run queue's
+ * clock where runq_sched_info (the caller times the switch from it too: no
+ * second read). Interrupts are off: the CPU's ring is ours alone.
+ */
+static __always_inline __u64 ran_push(struct task_struct *prev, bool typed)
+{
+	__u64 clk = runq_sched_info ? rq_clock_of(prev, typed) : bpf_ktime_get_ns(), last;
+	__u32 zero = 0, pid, tid, i;
 	struct wprof_ran_ring *ring;
-	struct wprof_ran_run *r;
-	__u32 zero = 0;
+	struct wprof_ran_slot *sl;
+	struct wprof_ran_seg *seg;
 
 	ring = bpf_map_lookup_elem(&ran_rings, &zero);
 	if (!ring)
 		return clk;
-	r = &ring->runs[ring->head & (WPROF_RAN_RING - 1)];
-	ring->head++;
-	r->start = clk;
-	r->pid = TASK_READ(next, tgid, typed);
-	r->tid = TASK_READ(next, pid, typed);
-	if (typed)
-		__builtin_memcpy(r->comm, next->comm, sizeof(r->comm));
-	else
-		bpf_probe_read_kernel(r->comm, sizeof(r->comm), &next->comm);
+	last = ring->last;
+	/* a clock left stale by a wakeup can be behind the last switch: a run of 0 */
+	if (clk <= last)
+		return clk;
+	ring->last = clk;
+	if (!last)
+		return clk;
+	seg = &ring->segs[ring->head & (WPROF_RAN_SEGS - 1)];
+	if (!seg->start || last - seg->start >= WPROF_RAN_SEG_NS)
+		seg = ran_seg_new(ring, last);
+	pid = TASK_READ(prev, tgid, typed);
+	tid = TASK_READ(prev, pid, typed);
+	for (i = 0; i < WPROF_RAN_SLOTS && i < seg->nr; i++) {
+		if (seg->slots[i].tid == tid && seg->slots[i].pid == pid)
+			break;
+	}
+	if (i == WPROF_RAN_SLOTS) {
+		seg = ran_seg_new(ring, last);
+		i = 0;
+	}
+	sl = &seg->slots[i & (WPROF_RAN_SLOTS - 1)];
+	if (i >= seg->nr) {
+		seg->nr = i + 1;
+		sl->pid = pid;
+		sl->tid = tid;
+		sl->ns = 0;
+		if (typed)
+			__builtin_memcpy(sl->comm, prev->comm, sizeof(sl->comm));
+		else
+			bpf_probe_read_kernel(sl->comm, sizeof(sl->comm), &prev->comm);
+	}
+	sl->ns += clk - last;
 	return clk;
 }
 
@@ -131,54 +173,75 @@ static __always_inline void ran_add(struct wprof_ran_ring *ring, const struct wp
 		__builtin_memset(p->comm, 0, sizeof(p->comm));
 }
 
+/* What ran_walk() walks one segment with */
+struct ran_walk {
+	struct wprof_ran_ring *ring;
+	struct wprof_ran_key key;
+	__u64 from, to;
+	__u64 end; /* the end of the segment to walk: the start of the one after it */
+};
+
 /*
- * The wait [@from, @to] (the ring's clock) of the thread (@pid, @tid,
- * @start_id), which gets this CPU now: each run on the CPU meanwhile, newest
- * first, gives its overlap with the wait to its runner; consecutive runs of
- * one runner are added once. The thread's own runs are passed over. A
- * global function: the verifier checks its loop once.
+ * One segment, newest first (a bpf_loop() step, checked once): its runners
+ * but the waiting thread share its overlap with the wait by their time in
+ * it. 1 stops the walk: the wait's start reached, or no more segments.
+ */
+static long ran_walk_seg(__u64 k, struct ran_walk *w)
+{
+	struct wprof_ran_seg *seg = &w->ring->segs[(w->ring->head - k) & (WPROF_RAN_SEGS - 1)];
+	__u64 start = seg->start, end = w->end, lo, hi, others = 0, share;
+	__u32 nr = seg->nr;
+
+	if (!start || start >= end || end <= w->from)
+		return 1;
+	w->end = start;
+	hi = end < w->to ? end : w->to;
+	lo = start > w->from ? start : w->from;
+	if (hi <= lo)
+		return 0;
+	for (__u32 i = 0; i < WPROF_RAN_SLOTS && i < nr; i++) {
+		struct wprof_ran_slot *sl = &seg->slots[i];
+
+		if (sl->tid != w->key.tid || sl->pid != w->key.pid)
+			others += sl->ns;
+	}
+	if (!others)
+		return 0;
+	/* the overlap's share of the others' time, in 1/2^20 (an overlap is < 2^44 ns) */
+	share = hi - lo >= others ? 1ULL << 20 : ((hi - lo) << 20) / others;
+	for (__u32 i = 0; i < WPROF_RAN_SLOTS && i < nr; i++) {
+		struct wprof_ran_slot *sl = &seg->slots[i];
+
+		if (sl->tid == w->key.tid && sl->pid == w->key.pid)
+			continue;
+		w->key.runner_pid = sl->pid;
+		w->key.runner_tid = sl->tid;
+		ran_add(w->ring, &w->key, sl->comm, (sl->ns * share) >> 20);
+	}
+	return 0;
+}
+
+/*
+ * The wait [@from, @to] (the CPU's clock; @to its last switch) of the
+ * thread (@pid, @tid, @start_id), which gets this CPU now: the runners of
+ * the CPU's segments over it, and the part older than the oldest to
+ * nobody. A global function: the verifier checks it once.
  */
 __weak __noinline int ran_walk(__u32 pid, __u32 tid, __u32 start_id, __u64 from, __u64 to)
 {
-	struct wprof_ran_key key = { .pid = pid, .tid = tid, .start_id = start_id };
-	struct wprof_ran_ring *ring;
-	const char *comm = NULL;
-	__u64 end = to, ns = 0;
-	__u32 zero = 0, head;
+	struct ran_walk w = { .key = { .pid = pid, .tid = tid, .start_id = start_id },
+			      .from = from, .to = to, .end = to };
+	__u32 zero = 0;
 
-	ring = bpf_map_lookup_elem(&ran_rings, &zero);
-	if (!ring || from >= to)
+	w.ring = bpf_map_lookup_elem(&ran_rings, &zero);
+	if (!w.ring || from >= to)
 		return 0;
-	head = ring->head;
-	key.runner_tid = WPROF_RAN_NOT_KNOWN;
-	for (__u32 k = 0; k < WPROF_RAN_RING && end > from; k++) {
-		struct wprof_ran_run *r = &ring->runs[(head - 1 - k) & (WPROF_RAN_RING - 1)];
-		__u64 start = r->start, lo, hi;
-
-		if (!start)
-			break;
-		/* a run queue clock left stale by a wakeup can put a start after a later one */
-		hi = end < to ? end : to;
-		lo = start > from ? start : from;
-		if (start < end)
-			end = start;
-		if (hi <= lo || (r->tid == tid && r->pid == pid))
-			continue;
-		if (r->tid != key.runner_tid || r->pid != key.runner_pid) {
-			ran_add(ring, &key, comm, ns);
-			key.runner_pid = r->pid;
-			key.runner_tid = r->tid;
-			comm = r->comm;
-			ns = 0;
-		}
-		ns += hi - lo;
-	}
-	ran_add(ring, &key, comm, ns);
-	/* older than the ring's oldest run (or before the CPU's first): nobody named */
-	if (end > from) {
-		key.runner_pid = 0;
-		key.runner_tid = WPROF_RAN_NOT_KNOWN;
-		ran_add(ring, &key, NULL, end - from);
+	bpf_loop(WPROF_RAN_SEGS, ran_walk_seg, &w, 0);
+	/* older than the CPU's oldest segment (or before its first): nobody named */
+	if (w.end > from) {
+		w.key.runner_pid = 0;
+		w.key.runner_tid = WPROF_RAN_NOT_KNOWN;
+		ran_add(w.ring, &w.key, NULL, w.end - from);
 	}
 	return 0;
 }
@@ -204,8 +267,8 @@ static __always_inline void ran_wait(struct wprof_thread *th, __u64 now, __u64 w
 	ring = bpf_map_lookup_elem(&ran_rings, &zero);
 	if (!ring)
 		return;
-	/* this switch, the ring's newest run: `now` on the ring's clock */
-	clk = ring->runs[(ring->head - 1) & (WPROF_RAN_RING - 1)].start;
+	/* this switch, the CPU's last: `now` on the CPU's clock */
+	clk = ring->last;
 	if (clk < now - lo)
 		return;
 	ran_walk(th->pid, th->tid, th->start_id, clk - (now - lo), clk - (now - hi));

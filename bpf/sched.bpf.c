@@ -877,7 +877,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		t0 = bpf_ktime_get_ns();
 	/* who gets this CPU, for the waits it ends later (bpf/ran.bpf.h) */
 	if (ran_instead)
-		clk = ran_push(prev, next, typed);
+		clk = ran_push(prev, typed);
 	/* most switches on a machine concern no target: no clock read for them */
 	if (!out && !in) {
 		stat_add(WPROF_STAT_SW_OTHER, 1);

@@ -422,13 +422,16 @@ struct wprof_wake_key {
 };
 
 /*
- * Who ran instead: each CPU keeps its last WPROF_RAN_RING runs (who got it,
- * from when), written at every switch; as a target thread gets a CPU after
- * a wait for one, that CPU's runs during the wait are added to `ran`, by the
- * waiting thread and the runner. The part of the wait older than the ring's
- * oldest run goes to the runner tid WPROF_RAN_NOT_KNOWN.
+ * Who ran instead: each CPU keeps its recent runs, summed by runner in
+ * segments of time (bpf/ran.bpf.h), written at every switch; as a target
+ * thread gets a CPU after a wait for one, that CPU's runners during the wait
+ * are added to `ran`, by the waiting thread and the runner. The part of the
+ * wait older than the CPU's oldest segment goes to the runner tid
+ * WPROF_RAN_NOT_KNOWN.
  */
-#define WPROF_RAN_RING 32 /* a power of 2 */
+#define WPROF_RAN_SEGS 64        /* segments a CPU keeps: a power of 2 */
+#define WPROF_RAN_SLOTS 4        /* runners a segment holds */
+#define WPROF_RAN_SEG_NS 1000000 /* a segment takes no run that starts later than this in it */
 #define WPROF_RAN_NOT_KNOWN 0xffffffffu
 
 struct wprof_ran_key {
@@ -454,17 +457,31 @@ struct wprof_ran_pend {
 	char comm[WPROF_COMM_LEN];
 };
 
-/* A CPU's ring of runs (a `ran_rings` value), newest at head - 1 */
-struct wprof_ran_run {
-	__u64 start; /* when it got the CPU (bpf/ran.bpf.h: which clock); 0: no run yet */
-	__u32 pid, tid;
+/* A runner of a segment, and its time in it */
+struct wprof_ran_slot {
+	__u32 pid, tid; /* tgid and tid; 0, 0: the CPU was idle */
+	__u64 ns;
 	char comm[WPROF_COMM_LEN];
 };
 
-struct wprof_ran_ring {
-	__u32 head; /* the next slot to write */
+/*
+ * Runs on a CPU from `start` to the next segment's start (the newest: to the
+ * ring's `last`), summed by runner: a run goes to the segment it ends in,
+ * which began no later than the run did.
+ */
+struct wprof_ran_seg {
+	__u64 start; /* 0: not used yet */
+	__u32 nr;    /* slots used */
 	__u32 pad;
-	struct wprof_ran_run runs[WPROF_RAN_RING];
+	struct wprof_ran_slot slots[WPROF_RAN_SLOTS];
+};
+
+/* A CPU's runs (a `ran_rings` value) */
+struct wprof_ran_ring {
+	__u64 last;  /* the CPU's last switch: the current run began then; 0: none seen */
+	__u32 head;  /* segs[head % WPROF_RAN_SEGS] is the newest segment */
+	__u32 pad;
+	struct wprof_ran_seg segs[WPROF_RAN_SEGS];
 	/* the times last added on this CPU, not yet in `ran`: user space adds them */
 	struct wprof_ran_pend pend[WPROF_RAN_PEND];
 };
