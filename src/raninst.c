@@ -145,3 +145,88 @@ void raninst__column(const struct recording *r, const struct thread_acct *t, cha
 		shown++;
 	}
 }
+
+/* A process's runners by pid: their time, and the name of the one with the most */
+struct ran_group {
+	__u32 pid;
+	__u64 ns, top_ns;
+	const char *comm;
+};
+
+static int cmp_group_pid(const void *a, const void *b)
+{
+	const struct ran_group *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_group_ns(const void *a, const void *b)
+{
+	const struct ran_group *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return cmp_group_pid(a, b);
+}
+
+/* whether entry @e is of a selected thread of @pid */
+static bool of_selected(const struct recording *r, const struct ran_entry *e, __u32 pid)
+{
+	const struct thread_acct *t;
+
+	if (e->pid != pid || e->runner_tid == WPROF_RAN_NOT_KNOWN)
+		return false;
+	t = profile__thread(&r->prof, e->tid);
+	return t && t->start_id == e->start_id && t->selected;
+}
+
+void raninst__summary(const struct recording *r, __u32 pid, __u64 runq_ns, __u64 busy_ns,
+		      FILE *f)
+{
+	struct ran_group *g;
+	size_t n = 0, k = 0;
+	char comm[SAFESTR_SIZE(WPROF_COMM_LEN)];
+
+	if (!r->nr_ran || runq_ns < 10000000 || runq_ns * 10 < busy_ns)
+		return;
+	for (size_t i = 0; i < r->nr_ran; i++)
+		n += of_selected(r, &r->ran[i], pid);
+	g = calloc(n + 1, sizeof(*g));
+	if (!g || !n) {
+		free(g); /* out of memory: the summary is only the poorer */
+		return;
+	}
+	for (size_t i = 0; i < r->nr_ran; i++) {
+		const struct ran_entry *e = &r->ran[i];
+
+		if (of_selected(r, e, pid))
+			g[k++] = (struct ran_group){ e->runner_pid, e->ns, e->ns, e->comm };
+	}
+	qsort(g, n, sizeof(*g), cmp_group_pid);
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && g[k - 1].pid == g[i].pid) {
+			g[k - 1].ns += g[i].ns;
+			if (g[i].top_ns > g[k - 1].top_ns) {
+				g[k - 1].top_ns = g[i].top_ns;
+				g[k - 1].comm = g[i].comm;
+			}
+			continue;
+		}
+		g[k++] = g[i];
+	}
+	qsort(g, k, sizeof(*g), cmp_group_ns);
+	fprintf(f, "wprof:   waited for a CPU %.3f s, behind", runq_ns / 1e9);
+	for (size_t i = 0; i < k && i < RAN_TOP_TABLE; i++) {
+		fprintf(f, "%s ", i ? "," : ":");
+		if (g[i].pid == pid)
+			fprintf(f, "its own threads");
+		else if (!g[i].pid)
+			fprintf(f, "nobody (the CPU was idle)");
+		else
+			fprintf(f, "%s (pid %u)", safestr__str(comm, sizeof(comm), g[i].comm), g[i].pid);
+		fprintf(f, " %.1f%%", 100.0 * g[i].ns / runq_ns);
+	}
+	fputc('\n', f);
+	free(g);
+}

@@ -52,4 +52,14 @@ void raninst__json(const struct recording *r, const struct thread_acct *t, FILE 
 void raninst__column(const struct recording *r, const struct thread_acct *t, char *buf,
 		     size_t size);
 
+/*
+ * The summary's line under process @pid, whose selected threads waited
+ * @runq_ns for a CPU of their @busy_ns: who had the CPU meanwhile, by
+ * process (its own threads, or the runner's name and pid), the first three
+ * as shares of @runq_ns. Only where the wait is a tenth of @busy_ns or more,
+ * and someone was named.
+ */
+void raninst__summary(const struct recording *r, __u32 pid, __u64 runq_ns, __u64 busy_ns,
+		      FILE *f);
+
 #endif /* WPROF_RANINST_H */

@@ -16,11 +16,14 @@
 #    within 10%, and [not known] is at most 10% of it. On a busy machine
 #    other tasks on CPU 0 have their shares of the waits too: the run times
 #    and the run delay say so as well, the shares among the two stay halves.
-#    -f threads names the JSON's first three runners, in order.
+#    -f threads names the JSON's first three runners, in order; the summary
+#    says the process waited behind its own threads first, for twice the
+#    spinners' run times of their run delays (within 10 points).
 # 2. One spinner of runq beside a hog, a shell loop run from a copy of sh
 #    named ranhog (not a target), both on CPU 0: ranhog is the first entry
 #    of the spinner's ran_instead, with the hog's pid, and its time is the
-#    hog's run time over the window (within 10% + 20 ms).
+#    hog's run time over the window (within 10% + 20 ms); the summary names
+#    it first.
 # 3. WPROF_RAN_INSTEAD=off: no ran_instead; -f threads: RAN_INSTEAD is "-".
 # test-timeout: 120
 # shellcheck source=tests/lib.sh
@@ -66,11 +69,11 @@ for pid, tid in tids:
 EOF
 }
 
-# ran OUT.json TID: "runner_tid:us" a line, in order, of TID's ran_instead ([others]: -1,
-# [not known]: -2); its runner's pid and comm after
+# ran OUT.json TID: "runner_tid us pid comm" a line (tab-separated), in order, of TID's
+# ran_instead ([others]: tid -1, [not known]: -2; pid -1 for both)
 ran()
 {
-	json_eval "$1" '["%s:%d:%s:%s" % (e.get("tid", -1 if e["comm"] == "[others]" else -2), e["us"],
+	json_eval "$1" '["%s\t%d\t%s\t%s" % (e.get("tid", -1 if e["comm"] == "[others]" else -2), e["us"],
 		e.get("pid", -1), e["comm"]) for e in thread_tid('"$2"').get("ran_instead", [])]'
 }
 
@@ -100,32 +103,40 @@ done <"$TMP/three.truth"
 for a in "${spins[@]}"; do
 	ran "$TMP/three.json" "$a" >"$TMP/ran.$a" || fatal "no ran_instead for $a"
 	log "ran_instead of $a: $(tr '\n' ' ' <"$TMP/ran.$a")"
-	sum=$(awk -F: '{ s += $2 } END { print s + 0 }' "$TMP/ran.$a")
-	unknown=$(awk -F: '$1 == -2 { print $2 }' "$TMP/ran.$a")
+	sum=$(awk -F'\t' '{ s += $2 } END { print s + 0 }' "$TMP/ran.$a")
+	unknown=$(awk -F'\t' '$1 == -2 { print $2 }' "$TMP/ran.$a")
 	check_near "$a: ran_instead adds up to its run delay (us)" "$sum" \
 		"$((DELAY[$a] / 1000))" "$(calc "0.1 * ${DELAY[$a]} / 1000")"
 	check_le "$a: [not known] (us)" "${unknown:-0}" "$(calc "0.1 * ${DELAY[$a]} / 1000")"
 	pair=0
 	for b in "${spins[@]}"; do
 		[ "$b" = "$a" ] && continue
-		got=$(awk -F: -v t="$b" '$1 == t { print $2 }' "$TMP/ran.$a")
+		got=$(awk -F'\t' -v t="$b" '$1 == t { print $2 }' "$TMP/ran.$a")
 		check_near "$a: its entry for $b vs $b's run time (us)" "${got:-0}" \
 			"$((RUN[$b] / 1000))" "$(calc "0.1 * ${RUN[$b]} / 1000 + 20000")"
 		pair=$((pair + ${got:-0}))
 	done
 	for b in "${spins[@]}"; do
 		[ "$b" = "$a" ] && continue
-		got=$(awk -F: -v t="$b" '$1 == t { print $2 }' "$TMP/ran.$a")
+		got=$(awk -F'\t' -v t="$b" '$1 == t { print $2 }' "$TMP/ran.$a")
 		share=$(calc "100 * ${got:-0} / ($pair ? $pair : 1)")
 		check_ge "$a: $b's share of the other two's (%)" "$share" 35
 		check_le "$a: $b's share of the other two's (%)" "$share" 65
 	done
 	got=$(awk -v t="$a" '$2 == t { print $13 }' "$TMP/three.json.txt")
-	want=$(awk -F: '$1 >= 0 && n++ < 3 { printf "%s%s/%s:", (n > 1 ? "," : ""), $4, $1 }' \
+	want=$(awk -F'\t' '$1 >= 0 && n++ < 3 { printf "%s%s/%s:", (n > 1 ? "," : ""), $4, $1 }' \
 		"$TMP/ran.$a")
 	check "$a: -f threads names the JSON's first three, in order ($got; want $want)" \
 		bash -c '[ "$(sed "s/[0-9]*%//g" <<<"$1")" = "$2" ]' _ "$got" "$want"
 done
+# the summary: the process waited behind its own threads for the spinners' run times, twice
+line=$(grep -E '^wprof:   waited for a CPU [0-9.]+ s, behind: ' "$TMP/three.err")
+own=$(sed -nE 's/.*behind: its own threads ([0-9.]+)%.*/\1/p' <<<"$line")
+runs=$((RUN[${spins[0]}] + RUN[${spins[1]}] + RUN[${spins[2]}]))
+delays=$((DELAY[${spins[0]}] + DELAY[${spins[1]}] + DELAY[${spins[2]}]))
+want=$(calc "100 * 2 * $runs / $delays")
+check_near "summary: waited behind its own threads first (${line:-no line}) (%)" "${own:-none}" \
+	"$want" 10
 kill "$rpid" 2>/dev/null
 
 # --- 2. a hog beside a target
@@ -142,12 +153,14 @@ measure "$TMP/hog.json" "$rpid" "$rpid:$spin,$hog:$hog" >"$TMP/hog.truth" 2>"$TM
 check_json "$TMP/hog.json"
 ran "$TMP/hog.json" "$spin" >"$TMP/ran.hog" || fatal "no ran_instead for $spin"
 log "ran_instead of $spin: $(tr '\n' ' ' <"$TMP/ran.hog")"
-IFS=: read -r t us p c < <(head -1 "$TMP/ran.hog")
+IFS=$'\t' read -r t us p c < <(head -1 "$TMP/ran.hog")
 check "the hog is first in spin0's ran_instead (first: $c, tid $t, pid $p; hog $hog)" \
 	test "$c" = ranhog -a "$t" = "$hog" -a "$p" = "$hog"
 hogrun=$(awk -v t="$hog" '$1 == t { print $2 }' "$TMP/hog.truth")
 check_near "the hog's entry vs its run time (us)" "${us:-0}" "$((hogrun / 1000))" \
 	"$(calc "0.1 * $hogrun / 1000 + 20000")"
+line=$(grep -E '^wprof:   waited for a CPU [0-9.]+ s, behind: ' "$TMP/hog.err")
+check "summary: the hog first (${line:-no line})" grep -qE ": ranhog \(pid $hog\) [0-9.]+%" <<<"$line"
 kill "$hog" 2>/dev/null
 
 # --- 3. off
