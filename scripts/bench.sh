@@ -1008,7 +1008,11 @@ row "pipe pinned: wprof record -a (who ran instead on, beside the next)" wprof-a
 	"$pipe_base" ops/s
 row "pipe pinned: wprof record -a, WPROF_RAN_INSTEAD=off" wprof-a-noran wprof-a-noran "$pipe_base" ops/s
 read -r rl rlb rn < <(paired wprof-a-ran wprof-a-noran; echo)
-echo "| who ran instead, on vs off: pipe pinned, throughput lost to it | ${rl:+$(printf '%s%.1f%% paired by repetition (%d pairs)' "$([ "${rlb:-0}" = 1 ] && echo '> ')" "$rl" "$rn")}${rl:-n/a: no pairs} | | | |"
+if [ -n "${rl:-}" ]; then
+	rl=$(printf '%s%.1f%% paired by repetition (%d pair%s)' "$([ "$rlb" = 1 ] && echo '> ')" \
+		"$rl" "$rn" "$([ "$rn" = 1 ] || echo s)")
+fi
+echo "| who ran instead, on vs off: pipe pinned, throughput lost to it | ${rl:-n/a: no pairs} | | | |"
 switch_ns wprof-a-ran-stats "pipe pinned, who ran instead on"
 ran_on_ns=$wprof_ns
 switch_ns wprof-a-noran-stats "pipe pinned, WPROF_RAN_INSTEAD=off"
