@@ -352,6 +352,77 @@ static __always_inline __u64 queued_since(const struct wprof_thread *th, struct 
 }
 
 /*
+ * CFS bandwidth. A group over its CPU quota on a CPU is throttled there until
+ * its quota is given again: its threads wait, runnable, and do not run. Since
+ * 6.18 a thread leaves the CPU so as it returns to user space, and is queued
+ * again when the group is unthrottled; before, the group's whole run queue is
+ * taken off the CPU's. Either way the group's run queue on that CPU sums the
+ * time it (or an ancestor) was throttled, by the run queue's clock:
+ * throttled_clock_self_time, and throttled_clock_self, when the throttle going
+ * on began (0: none). A wait's throttled part is that sum's growth over it,
+ * told as its first part: exact since 6.18 (a thread is throttled as it leaves
+ * the CPU); before, a wait that began unthrottled has that part moved to its
+ * start. A flavor: the fields exist from 6.6 on, with CONFIG_CFS_BANDWIDTH.
+ */
+struct cfs_rq___thr {
+	u64 throttled_clock_self;
+	u64 throttled_clock_self_time;
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+/* The time group run queue @c (a kernel address) has been throttled in all, now. */
+static __always_inline __u64 cfs_throttled_ns(__u64 c)
+{
+	struct cfs_rq___thr *cfs = (void *)c;
+	__u64 since, sum, clock;
+
+	if (!bpf_core_field_exists(cfs->throttled_clock_self_time))
+		return 0;
+	since = BPF_CORE_READ(cfs, throttled_clock_self);
+	sum = BPF_CORE_READ(cfs, throttled_clock_self_time);
+	if (!since)
+		return sum;
+	clock = BPF_CORE_READ(cfs, rq, clock);
+	return clock > since ? sum + (clock - since) : sum;
+}
+
+/*
+ * The thread of @th, task `t`, leaves the CPU (or is found off it) `runnable`:
+ * in a group (the root has no quota), its group's run queue and how long that
+ * had been throttled, for throttle_in(). Nothing for one that blocks.
+ */
+static __always_inline void throttle_out(struct wprof_thread *th, struct task_struct *t,
+					 bool runnable, bool typed)
+{
+	th->thr_cfs_rq = 0;
+	if (!throttle_time || !runnable || !TASK_READ(t, se.parent, typed))
+		return;
+	th->thr_cfs_rq = (__u64)TASK_READ(t, se.cfs_rq, typed);
+	th->thr_out = cfs_throttled_ns(th->thr_cfs_rq);
+}
+
+/*
+ * The wait for a CPU of @th, from its start to `now`: its first part, as long
+ * as its group was throttled meanwhile, becomes WPROF_OFF_THROTTLED, up to
+ * wake_ns; the rest stays the wait for a CPU (wprof_interval_split()).
+ */
+static __always_inline void throttle_in(struct wprof_thread *th, __u64 now)
+{
+	__u64 c = th->thr_cfs_rq, from = th->off_since_ns, ns;
+
+	th->thr_cfs_rq = 0;
+	if (!c || th->off_state != WPROF_OFF_RUNQ || now <= from)
+		return;
+	ns = cfs_throttled_ns(c) - th->thr_out;
+	if (!ns || (__s64)ns < 0)
+		return;
+	if (ns > now - from)
+		ns = now - from;
+	th->off_state = WPROF_OFF_THROTTLED;
+	th->wake_ns = from + ns;
+}
+
+/*
  * Where a new thread entry is put together (too large for the BPF stack):
  * per CPU, one for the scheduler's events (interrupts off), one for the
  * programs that run with them on (an interrupt's wakeup may come in

@@ -298,6 +298,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_THREAD_SLOTS=few|auto: see record_opts.few_slots.
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
+ * WPROF_THROTTLE=off|auto: see record_opts.no_throttle.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
  * WPROF_SLICES=few|auto: see record_opts.few_slices.
  * WPROF_HELD=off|check|auto: see record_opts.no_held.
@@ -327,9 +328,11 @@ static int choice_envs(struct record_opts *opts)
 	int ur = st < 0 ? st : env_choice("WPROF_UNWIND_ROWS", rows, ARRAY_SIZE(rows));
 	int h = ur < 0 ? ur : env_choice("WPROF_HELD", held, ARRAY_SIZE(held));
 	int sl = h < 0 ? h : env_choice("WPROF_SLICES", slices, ARRAY_SIZE(slices));
+	int th = sl < 0 ? sl : env_choice("WPROF_THROTTLE", steal, ARRAY_SIZE(steal));
 
-	if (sl < 0)
-		return sl;
+	if (th < 0)
+		return th;
+	opts->no_throttle = th == 1;
 	opts->few_slices = sl == 1;
 	opts->no_held = h == 1;
 	opts->check_held = h == 2;

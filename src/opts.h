@@ -117,6 +117,11 @@ struct record_opts {
 	 */
 	bool no_steal;
 	/*
+	 * WPROF_THROTTLE=off: waits in a throttled cgroup are not told from
+	 * other waits for a CPU (the bench compares the cost)
+	 */
+	bool no_throttle;
+	/*
 	 * WPROF_UNWIND_ROWS=few: a kernel row array of 131072 rows, so that a
 	 * test runs out of room with a few programs (src/session.c)
 	 */
