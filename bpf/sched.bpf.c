@@ -699,7 +699,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	if (!th->off_since_ns && th->oncpu_since_ns)
 		untraced_out(ctx, th, next, now, typed);
 	if (th->off_since_ns) {
-		throttle_in(th, now);
+		throttle_in(th, next, now, typed);
 		close_interval(ctx, th, now, switch_wake(th, next, now, typed), typed ? next : NULL,
 			       false);
 	}

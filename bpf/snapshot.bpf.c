@@ -108,7 +108,7 @@ static __always_inline __u64 end_wake(struct wprof_thread *th, struct task_struc
 	__u32 zero = 0, cpu = task_rq_of(task, true)->cpu;
 
 	if (th->off_state == WPROF_OFF_RUNQ) {
-		throttle_in(th, bpf_ktime_get_ns());
+		throttle_in(th, task, bpf_ktime_get_ns(), true);
 		return th->off_state == WPROF_OFF_THROTTLED ? th->wake_ns : 0;
 	}
 	return queued_since(th, task, bpf_map_lookup_percpu_elem(&clock_cal, &zero, cpu),

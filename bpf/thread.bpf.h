@@ -361,8 +361,10 @@ static __always_inline __u64 queued_since(const struct wprof_thread *th, struct 
  * throttled_clock_self_time, and throttled_clock_self, when the throttle going
  * on began (0: none). A wait's throttled part is that sum's growth over it,
  * told as its first part: exact since 6.18 (a thread is throttled as it leaves
- * the CPU); before, a wait that began unthrottled has that part moved to its
- * start. A flavor: the fields exist from 6.6 on, with CONFIG_CFS_BANDWIDTH.
+ * the CPU, task_struct.throttled set: no other wait is looked at); before, a
+ * wait that began unthrottled has that part moved to its start. Flavors: the
+ * run queue's fields exist from 6.6 on (CONFIG_CFS_BANDWIDTH), the task's from
+ * 6.18 on.
  */
 struct cfs_rq___thr {
 	u64 throttled_clock_self;
@@ -370,20 +372,36 @@ struct cfs_rq___thr {
 	struct rq *rq;
 } __attribute__((preserve_access_index));
 
-/* The time group run queue @c (a kernel address) has been throttled in all, now. */
-static __always_inline __u64 cfs_throttled_ns(__u64 c)
+struct task_struct___thr {
+	bool throttled;
+} __attribute__((preserve_access_index));
+
+/*
+ * The time group run queue @c has been throttled in all, now. @typed: @c is a
+ * BTF pointer (direct loads), else a kernel address read with probe reads.
+ */
+static __always_inline __u64 cfs_throttled_ns(struct cfs_rq___thr *c, bool typed)
 {
-	struct cfs_rq___thr *cfs = (void *)c;
 	__u64 since, sum, clock;
 
-	if (!bpf_core_field_exists(cfs->throttled_clock_self_time))
+	if (!bpf_core_field_exists(c->throttled_clock_self_time))
 		return 0;
-	since = BPF_CORE_READ(cfs, throttled_clock_self);
-	sum = BPF_CORE_READ(cfs, throttled_clock_self_time);
+	since = typed ? c->throttled_clock_self : BPF_CORE_READ(c, throttled_clock_self);
+	sum = typed ? c->throttled_clock_self_time : BPF_CORE_READ(c, throttled_clock_self_time);
 	if (!since)
 		return sum;
-	clock = BPF_CORE_READ(cfs, rq, clock);
+	clock = typed ? c->rq->clock : BPF_CORE_READ(c, rq, clock);
 	return clock > since ? sum + (clock - since) : sum;
+}
+
+/* Whether task `t`, leaving the CPU runnable, may wait throttled (see above). */
+static __always_inline bool may_wait_throttled(struct task_struct *t, bool typed)
+{
+	struct task_struct___thr *p = (void *)t;
+
+	if (!bpf_core_field_exists(p->throttled))
+		return true;
+	return typed ? p->throttled : BPF_CORE_READ(p, throttled);
 }
 
 /*
@@ -394,26 +412,37 @@ static __always_inline __u64 cfs_throttled_ns(__u64 c)
 static __always_inline void throttle_out(struct wprof_thread *th, struct task_struct *t,
 					 bool runnable, bool typed)
 {
+	struct cfs_rq *c;
+
 	th->thr_cfs_rq = 0;
-	if (!throttle_time || !runnable || !TASK_READ(t, se.parent, typed))
+	if (!throttle_time || !runnable || !may_wait_throttled(t, typed) ||
+	    !TASK_READ(t, se.parent, typed))
 		return;
-	th->thr_cfs_rq = (__u64)TASK_READ(t, se.cfs_rq, typed);
-	th->thr_out = cfs_throttled_ns(th->thr_cfs_rq);
+	c = TASK_READ(t, se.cfs_rq, typed);
+	th->thr_cfs_rq = (__u64)c;
+	th->thr_out = cfs_throttled_ns((struct cfs_rq___thr *)c, typed);
 }
 
 /*
- * The wait for a CPU of @th, from its start to `now`: its first part, as long
- * as its group was throttled meanwhile, becomes WPROF_OFF_THROTTLED, up to
- * wake_ns; the rest stays the wait for a CPU (wprof_interval_split()).
+ * The wait for a CPU of @th, from its start to `now`, as task `t` gets a CPU
+ * (NULL: at the window's end): its first part, as long as its group was
+ * throttled meanwhile, becomes WPROF_OFF_THROTTLED, up to wake_ns; the rest
+ * stays the wait for a CPU (wprof_interval_split()).
  */
-static __always_inline void throttle_in(struct wprof_thread *th, __u64 now)
+static __always_inline void throttle_in(struct wprof_thread *th, struct task_struct *t,
+					__u64 now, bool typed)
 {
 	__u64 c = th->thr_cfs_rq, from = th->off_since_ns, ns;
 
 	th->thr_cfs_rq = 0;
 	if (!c || th->off_state != WPROF_OFF_RUNQ || now <= from)
 		return;
-	ns = cfs_throttled_ns(c) - th->thr_out;
+	/* still on that run queue (the usual): direct loads */
+	if (t && typed && (__u64)t->se.cfs_rq == c)
+		ns = cfs_throttled_ns((struct cfs_rq___thr *)t->se.cfs_rq, true);
+	else
+		ns = cfs_throttled_ns((struct cfs_rq___thr *)c, false);
+	ns -= th->thr_out;
 	if (!ns || (__s64)ns < 0)
 		return;
 	if (ns > now - from)
