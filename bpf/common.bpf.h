@@ -85,6 +85,13 @@ const volatile bool switch_rq_clock __weak = false;
  * user space where the kernel accounts it (CONFIG_PARAVIRT_TIME_ACCOUNTING).
  */
 const volatile bool steal_time __weak = false;
+/*
+ * A wait for a CPU in a cgroup over its CPU quota is told apart
+ * (WPROF_OFF_THROTTLED): from the throttled time its group's run queue sums
+ * (bpf/thread.bpf.h: throttle_out()). Set by user space where the kernel
+ * has that sum (CONFIG_CFS_BANDWIDTH, 6.6 on).
+ */
+const volatile bool throttle_time __weak = false;
 /* Kernel frames to leave out of the walk at sched_switch (tracing machinery). */
 const volatile __u32 switch_kstack_skip __weak = 0;
 /*

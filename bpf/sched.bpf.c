@@ -257,7 +257,8 @@ static __always_inline __u64 switch_wake(struct wprof_thread *th, struct task_st
 {
 	__u32 zero = 0;
 
-	if (!runq_sched_info || th->off_state == WPROF_OFF_RUNQ)
+	if (!runq_sched_info || th->off_state == WPROF_OFF_RUNQ ||
+	    th->off_state == WPROF_OFF_THROTTLED)
 		return th->wake_ns;
 	stat_add(WPROF_STAT_WAKEUPS, 1);
 	return queued_since(th, next, bpf_map_lookup_elem(&clock_cal, &zero), now, typed);
@@ -283,6 +284,7 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 
 	th->off_since_ns = 0;
 	th->wake_ns = 0;
+	th->thr_cfs_rq = 0;
 	if (state >= WPROF_STATE_CNT || !window_open())
 		return;
 	split = wprof_interval_split(start, now, wake, state);
@@ -290,10 +292,12 @@ static __always_inline void close_interval(void *ctx, struct wprof_thread *th, _
 	if (ns) {
 		add_time(th, state, clip(start), ns);
 		th->off_ns[state] += ns;
-		th->blocks++;
-		if (ns > th->max_block_ns)
-			th->max_block_ns = ns;
-		th->hist[wprof_hist_slot(ns / 1000)]++;
+		if (state != WPROF_OFF_THROTTLED) { /* a block: asleep, or in I/O */
+			th->blocks++;
+			if (ns > th->max_block_ns)
+				th->max_block_ns = ns;
+			th->hist[wprof_hist_slot(ns / 1000)]++;
+		}
 		if (part_kept(ns))
 			th->kept_ns[state] += ns;
 	}
@@ -583,6 +587,7 @@ static __always_inline __u32 switch_out(void *ctx, struct task_struct *prev, boo
 	th->off_state = off_state(preempt, state);
 	th->off_since_ns = now;
 	th->run_delay_out = TASK_READ(prev, sched_info.run_delay, typed);
+	throttle_out(th, prev, th->off_state == WPROF_OFF_RUNQ, typed);
 	th->wake_ns = 0;
 	if (record_wakers) { /* else never set: no cache line of theirs to touch */
 		th->waker_ustack_id = 0;
@@ -695,8 +700,11 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	if (!th->off_since_ns && th->oncpu_since_ns)
 		untraced_out(ctx, th, next, now, typed);
 	if (th->off_since_ns) {
-		__u64 wake = switch_wake(th, next, now, typed);
+		__u64 wake;
 
+		throttle_in(th, next, now, typed);
+		wake = switch_wake(th, next, now, typed);
+		/* after throttle_in(): its runqueue part only, not the throttled one */
 		ran_wait(th, now, wake);
 		close_interval(ctx, th, now, wake, typed ? next : NULL, false);
 	}

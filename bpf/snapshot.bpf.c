@@ -82,6 +82,7 @@ int snapshot_threads(struct bpf_iter__task *ctx)
 		th->off_since_ns = th->first_ns;
 		th->off_state = off_state(false, state);
 		th->run_delay_out = task->sched_info.run_delay;
+		throttle_out(th, task, th->off_state == WPROF_OFF_RUNQ, true);
 		th->walk = WPROF_WALK_USER | WPROF_WALK_KERNEL;
 		if (user_stacks)
 			th->ustack_id = task_user_stack(task);
@@ -102,12 +103,14 @@ int snapshot_threads(struct bpf_iter__task *ctx)
  * woken, if it has been since it left the CPU (as switch_wake() in
  * bpf/sched.bpf.c tells it at a switch-in): the clocks' offset is its CPU's.
  */
-static __always_inline __u64 end_wake(const struct wprof_thread *th, struct task_struct *task)
+static __always_inline __u64 end_wake(struct wprof_thread *th, struct task_struct *task)
 {
 	__u32 zero = 0, cpu = task_rq_of(task, true)->cpu;
 
-	if (th->off_state == WPROF_OFF_RUNQ)
-		return 0;
+	if (th->off_state == WPROF_OFF_RUNQ) {
+		throttle_in(th, task, bpf_ktime_get_ns(), true);
+		return th->off_state == WPROF_OFF_THROTTLED ? th->wake_ns : 0;
+	}
 	return queued_since(th, task, bpf_map_lookup_percpu_elem(&clock_cal, &zero, cpu),
 			    bpf_ktime_get_ns(), true);
 }

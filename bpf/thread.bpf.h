@@ -352,6 +352,106 @@ static __always_inline __u64 queued_since(const struct wprof_thread *th, struct 
 }
 
 /*
+ * CFS bandwidth. A group over its CPU quota on a CPU is throttled there until
+ * its quota is given again: its threads wait, runnable, and do not run. Since
+ * 6.18 a thread leaves the CPU so as it returns to user space, and is queued
+ * again when the group is unthrottled; before, the group's whole run queue is
+ * taken off the CPU's. Either way the group's run queue on that CPU sums the
+ * time it (or an ancestor) was throttled, by the run queue's clock:
+ * throttled_clock_self_time, and throttled_clock_self, when the throttle going
+ * on began (0: none). A wait's throttled part is that sum's growth over it,
+ * told as its first part: exact since 6.18 (a thread is throttled as it leaves
+ * the CPU, task_struct.throttled set: no other wait is looked at); before, a
+ * wait that began unthrottled has that part moved to its start. Flavors: the
+ * run queue's fields exist from 6.6 on (CONFIG_CFS_BANDWIDTH), the task's from
+ * 6.18 on.
+ */
+struct cfs_rq___thr {
+	u64 throttled_clock_self;
+	u64 throttled_clock_self_time;
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct task_struct___thr {
+	bool throttled;
+} __attribute__((preserve_access_index));
+
+/*
+ * The time group run queue @c has been throttled in all, now. @typed: @c is a
+ * BTF pointer (direct loads), else a kernel address read with probe reads.
+ */
+static __always_inline __u64 cfs_throttled_ns(struct cfs_rq___thr *c, bool typed)
+{
+	__u64 since, sum, clock;
+
+	if (!bpf_core_field_exists(c->throttled_clock_self_time))
+		return 0;
+	since = typed ? c->throttled_clock_self : BPF_CORE_READ(c, throttled_clock_self);
+	sum = typed ? c->throttled_clock_self_time : BPF_CORE_READ(c, throttled_clock_self_time);
+	if (!since)
+		return sum;
+	clock = typed ? c->rq->clock : BPF_CORE_READ(c, rq, clock);
+	return clock > since ? sum + (clock - since) : sum;
+}
+
+/* Whether task `t`, leaving the CPU runnable, may wait throttled (see above). */
+static __always_inline bool may_wait_throttled(struct task_struct *t, bool typed)
+{
+	struct task_struct___thr *p = (void *)t;
+
+	if (!bpf_core_field_exists(p->throttled))
+		return true;
+	return typed ? p->throttled : BPF_CORE_READ(p, throttled);
+}
+
+/*
+ * The thread of @th, task `t`, leaves the CPU (or is found off it) `runnable`:
+ * in a group (the root has no quota), its group's run queue and how long that
+ * had been throttled, for throttle_in(). Nothing for one that blocks.
+ */
+static __always_inline void throttle_out(struct wprof_thread *th, struct task_struct *t,
+					 bool runnable, bool typed)
+{
+	struct cfs_rq *c;
+
+	th->thr_cfs_rq = 0;
+	if (!throttle_time || !runnable || !may_wait_throttled(t, typed) ||
+	    !TASK_READ(t, se.parent, typed))
+		return;
+	c = TASK_READ(t, se.cfs_rq, typed);
+	th->thr_cfs_rq = (__u64)c;
+	th->thr_out = cfs_throttled_ns((struct cfs_rq___thr *)c, typed);
+}
+
+/*
+ * The wait for a CPU of @th, from its start to `now`, as task `t` gets a CPU
+ * (NULL: at the window's end): its first part, as long as its group was
+ * throttled meanwhile, becomes WPROF_OFF_THROTTLED, up to wake_ns; the rest
+ * stays the wait for a CPU (wprof_interval_split()).
+ */
+static __always_inline void throttle_in(struct wprof_thread *th, struct task_struct *t,
+					__u64 now, bool typed)
+{
+	__u64 c = th->thr_cfs_rq, from = th->off_since_ns, ns;
+
+	th->thr_cfs_rq = 0;
+	if (!c || th->off_state != WPROF_OFF_RUNQ || now <= from)
+		return;
+	/* still on that run queue (the usual): direct loads */
+	if (t && typed && (__u64)t->se.cfs_rq == c)
+		ns = cfs_throttled_ns((struct cfs_rq___thr *)t->se.cfs_rq, true);
+	else
+		ns = cfs_throttled_ns((struct cfs_rq___thr *)c, false);
+	ns -= th->thr_out;
+	if (!ns || (__s64)ns < 0)
+		return;
+	if (ns > now - from)
+		ns = now - from;
+	th->off_state = WPROF_OFF_THROTTLED;
+	th->wake_ns = from + ns;
+}
+
+/*
  * Where a new thread entry is put together (too large for the BPF stack):
  * per CPU, one for the scheduler's events (interrupts off), one for the
  * programs that run with them on (an interrupt's wakeup may come in

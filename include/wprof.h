@@ -28,6 +28,12 @@ enum wprof_state {
 	 * the rest out by the thread's on-CPU samples
 	 */
 	WPROF_STEAL = 4,
+	/*
+	 * Runnable, but its cgroup (or an ancestor) had used its CPU quota
+	 * (CFS bandwidth): the first part of a wait for a CPU, while the group
+	 * was throttled; the wait after it is WPROF_OFF_RUNQ
+	 */
+	WPROF_OFF_THROTTLED = 5,
 	WPROF_STATE_CNT,
 };
 
@@ -69,6 +75,7 @@ struct wprof_val {
 	__u64 max_ns;   /* longest single interval walked (off-CPU) */
 	__u64 weight;   /* off-CPU: intervals stood for, in 1/WPROF_WEIGHT_ONE */
 	__u64 exact_ns; /* off-CPU: the part of total_ns from intervals walked exactly */
+	__u64 pad;      /* a struct wprof_time's size: a time key's value is one */
 };
 
 struct wprof_stack {
@@ -382,6 +389,14 @@ struct wprof_thread {
 	__u32 acc_slice;
 	__u32 acc_pad;
 	__u64 acc_base[WPROF_STATE_CNT];
+	/*
+	 * A wait for a CPU that began in a cgroup below the root: its group's
+	 * run queue then (a kernel address; 0: none), and the time that run
+	 * queue had been throttled in all, by its clock (bpf/thread.bpf.h:
+	 * throttle_out())
+	 */
+	__u64 thr_cfs_rq;
+	__u64 thr_out;
 };
 
 /*

@@ -627,6 +627,56 @@ churn_run() {
 }
 churn_run
 
+# ---- waits for a CPU inside a cgroup: the split of throttled time ----
+
+# Four spinners sharing CPU 0 in a cgroup of their own with no cap, each
+# yielding it every few us (runq -y -t 4): every switch of theirs leaves a
+# thread runnable inside a group, the only switches at which the throttled
+# split reads anything. Each repetition records them 5 s with --stats, with
+# WPROF_THROTTLE=off and without, in turns: the kernel's BPF time per run of
+# tp_switch (every run timed) and wprof's per switch of the spinners (one in
+# 64 timed). Sets group_rows to "MODE TP_SWITCH_NS SWITCH_NS" lines, or
+# group_off.
+group_rows=""
+group_off=""
+group_run() {
+	local runq=$OUT/tests/workloads/runq cg="" rpid mode log i
+	if ! [ -x "$runq" ]; then
+		group_off="skipped: $runq is not built (make test-bins)"
+		return
+	fi
+	for cg in /sys/fs/cgroup/cpu/wprof-bench-$$ /sys/fs/cgroup/wprof-bench-$$; do
+		mkdir "$cg" 2>/dev/null && break
+		cg=""
+	done
+	if [ -z "$cg" ]; then
+		group_off="skipped: no cgroup of the cpu controller could be made"
+		return
+	fi
+	sh -c "echo \$\$ >'$cg/cgroup.procs' && exec '$runq' -q -y -t 4 -n $((REPS * 2 * 12 + 20))" \
+		>/dev/null 2>&1 &
+	rpid=$!
+	sleep 1
+	for i in $(seq 1 "$REPS"); do
+		for mode in on off; do
+			log=$tmp/group-$mode.$i.log
+			# shellcheck disable=SC2046 # an optional VAR=VALUE word
+			timeout -k 5 30 env $([ "$mode" = off ] && echo WPROF_THROTTLE=off) \
+				"$WPROF" record -p "$rpid" -d 5 --stats -o /dev/null 2>"$log" || continue
+			group_rows="$group_rows$mode $(awk '
+				$2 == "bpf" && $3 == "tp_switch" && $4 > 0 { t = $6 / $4 }
+				$2 == "switches" && $3 == "in" && $4 == "all" { p = $6 }
+				END { printf "%.0f %.0f", t, p }' "$log")
+"
+		done
+	done
+	kill "$rpid" 2>/dev/null
+	wait "$rpid" 2>/dev/null
+	rmdir "$cg" 2>/dev/null
+	[ -n "$group_rows" ] || group_off="failed: no recording of the spinners finished"
+}
+group_run
+
 # ---- a build under `wprof record -- make -j2` ----
 
 # This project's `make -j2 all` in a clone of it, BUILD_REPS times without
@@ -1104,6 +1154,21 @@ build_row() {
 }
 build_row
 build_row build-noheld ", WPROF_HELD=off"
+if [ -n "$group_rows" ]; then
+	echo "$group_rows" | awk 'function med(a, n,   i, j, t) {
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		NF == 3 { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3 }
+		END {
+			for (m in n) { for (i = 1; i <= n[m]; i++) { a[i] = t[m, i]; b[i] = p[m, i] }
+				mt[m] = med(a, n[m]); mp[m] = med(b, n[m]) }
+			printf "| 4 spinners yielding a CPU in a cgroup, wprof record -p --stats: throttled split on vs off (WPROF_THROTTLE=off) | tp_switch %.0f vs %.0f ns/run; a spinner'"'"'s switch %.0f vs %.0f ns (medians of %d recordings each) | %+.0f ns per switch | | |\n",
+				mt["on"], mt["off"], mp["on"], mp["off"], n["on"], mt["on"] - mt["off"]
+		}'
+else
+	echo "| 4 spinners yielding a CPU in a cgroup: throttled split on vs off | ${group_off:-failed: no figure} | | | |"
+fi
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \
 	"$redis_base_set_p" req/s 5 redis-pinned-SET

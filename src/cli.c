@@ -298,6 +298,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_THREAD_SLOTS=few|auto: see record_opts.few_slots.
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
+ * WPROF_THROTTLE=off|auto: see record_opts.no_throttle.
  * WPROF_RAN_INSTEAD=off|auto: see record_opts.no_ran_instead.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
  * WPROF_SLICES=few|auto: see record_opts.few_slices.
@@ -329,10 +330,12 @@ static int choice_envs(struct record_opts *opts)
 	int ur = st < 0 ? st : env_choice("WPROF_UNWIND_ROWS", rows, ARRAY_SIZE(rows));
 	int h = ur < 0 ? ur : env_choice("WPROF_HELD", held, ARRAY_SIZE(held));
 	int sl = h < 0 ? h : env_choice("WPROF_SLICES", slices, ARRAY_SIZE(slices));
-	int ri = sl < 0 ? sl : env_choice("WPROF_RAN_INSTEAD", ran, ARRAY_SIZE(ran));
+	int th = sl < 0 ? sl : env_choice("WPROF_THROTTLE", steal, ARRAY_SIZE(steal));
+	int ri = th < 0 ? th : env_choice("WPROF_RAN_INSTEAD", ran, ARRAY_SIZE(ran));
 
 	if (ri < 0)
 		return ri;
+	opts->no_throttle = th == 1;
 	opts->no_ran_instead = ri == 1;
 	opts->few_slices = sl == 1;
 	opts->no_held = h == 1;

@@ -117,6 +117,11 @@ struct record_opts {
 	 */
 	bool no_steal;
 	/*
+	 * WPROF_THROTTLE=off: waits in a throttled cgroup are not told from
+	 * other waits for a CPU (the bench compares the cost)
+	 */
+	bool no_throttle;
+	/*
 	 * WPROF_RAN_INSTEAD=off: no record of who had a CPU while a thread
 	 * waited for it (bpf/ran.bpf.h; the bench compares its cost)
 	 */

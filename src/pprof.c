@@ -311,7 +311,7 @@ static const char *state_of(enum rec_kind k)
 	static const char *const states[REC_KIND_CNT] = {
 		[REC_ON_CPU] = "on-cpu", [REC_SLEEP] = "sleep", [REC_DISK] = "disk",
 		[REC_RUNQ] = "runqueue", [REC_OFF] = "off-cpu", [REC_STEAL] = "steal",
-		[REC_OTHER] = "unknown",
+		[REC_THROTTLED] = "throttled", [REC_OTHER] = "unknown",
 	};
 
 	return states[k];

@@ -91,7 +91,8 @@ static bool open_interval(const struct wprof_thread *th, const struct session *s
 	__u64 start = session__window_start_ns(s), end = session__window_end_ns(s);
 	__u64 from = th->off_since_ns, split;
 
-	if (th->exit_ns || !from || end <= from || th->off_state > WPROF_OFF_RUNQ)
+	if (th->exit_ns || !from || end <= from || th->off_state == WPROF_ON_CPU ||
+	    th->off_state == WPROF_STEAL || th->off_state >= WPROF_STATE_CNT)
 		return false;
 	split = wprof_interval_split(from, end, th->wake_ns, th->off_state);
 	from = from < start ? start : from;
@@ -199,11 +200,13 @@ static int collect_thread(const struct wprof_thread *th, void *ctx)
 		return 0;
 	if (blocked) {
 		t->off_ns[th->off_state] += blocked;
-		t->blocks++;
-		if (blocked > t->max_block_ns)
-			t->max_block_ns = blocked;
-		if (opts__hists(b->o))
-			hist_add(b->p, th->pid, blocked);
+		if (th->off_state != WPROF_OFF_THROTTLED) { /* a block, as close_interval()'s */
+			t->blocks++;
+			if (blocked > t->max_block_ns)
+				t->max_block_ns = blocked;
+			if (opts__hists(b->o))
+				hist_add(b->p, th->pid, blocked);
+		}
 		if (in_block_range(b->o, blocked))
 			t->kept_ns[th->off_state] += blocked;
 	}

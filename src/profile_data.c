@@ -29,7 +29,7 @@ bool profile__asleep(const struct thread_acct *t)
 __u64 profile__busy_ns(const struct thread_acct *t)
 {
 	return t->on_ns + t->off_ns[WPROF_STEAL] + t->off_ns[WPROF_OFF_RUNQ] +
-	       t->off_ns[WPROF_OFF_DISK];
+	       t->off_ns[WPROF_OFF_THROTTLED] + t->off_ns[WPROF_OFF_DISK];
 }
 
 bool profile__ran_unsampled(const struct thread_acct *t)

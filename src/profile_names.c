@@ -21,6 +21,7 @@ static const char *const state_tags[WPROF_STATE_CNT] = {
 	[WPROF_OFF_DISK] = "off-cpu:disk",
 	[WPROF_OFF_RUNQ] = "off-cpu:runqueue",
 	[WPROF_STEAL] = "steal",
+	[WPROF_OFF_THROTTLED] = "off-cpu:runqueue:throttled",
 };
 
 /* The frame a user walk that stopped early ends with (see enum wprof_cut). */

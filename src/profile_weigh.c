@@ -103,13 +103,13 @@ int builder_add_unwalked(struct builder *b)
 	for (size_t i = 0; i < b->p->nr_threads; i++) {
 		const struct thread_acct *t = &b->p->threads[i];
 
-		for (int s = WPROF_OFF_SLEEP; s <= WPROF_OFF_RUNQ && t->selected && !t->retired; s++) {
+		for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT && t->selected && !t->retired; s++) {
 			struct wprof_key k = {
 				.pid = t->pid, .tid = t->tid, .start_id = t->start_id, .state = s,
 			};
 			int err;
 
-			if (t->has_lines[s] || !ns_to_us(t->kept_ns[s]))
+			if (s == WPROF_STEAL || t->has_lines[s] || !ns_to_us(t->kept_ns[s]))
 				continue;
 			err = builder_add_line(b, &k, NULL, 0, t->kept_ns[s], 0);
 			if (err)

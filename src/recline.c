@@ -16,6 +16,7 @@ static const struct {
 	[REC_RUNQ] = { "off-cpu:runqueue", "runqueue" },
 	[REC_OFF] = { "off-cpu", "off-CPU" },
 	[REC_STEAL] = { "steal", "steal" },
+	[REC_THROTTLED] = { "off-cpu:runqueue:throttled", "throttled" },
 	[REC_OTHER] = { "", "other" },
 };
 

@@ -26,6 +26,7 @@ enum rec_kind {
 	REC_RUNQ,     /* off-cpu:runqueue */
 	REC_OFF,      /* off-cpu (--no-states) */
 	REC_STEAL,    /* steal: on a vCPU the hypervisor gave to something else */
+	REC_THROTTLED, /* off-cpu:runqueue:throttled: its cgroup was over its CPU quota */
 	REC_OTHER,    /* no tag: a folded file from elsewhere */
 	REC_KIND_CNT,
 };

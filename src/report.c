@@ -145,11 +145,11 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
-/* ", steal 2.5%": time the hypervisor took, a share of @whole, where it shows at all */
-static void print_steal(FILE *f, __u64 steal_ns, __u64 whole_ns)
+/* ", steal 2.5%": a share of @whole, where it shows at all */
+static void print_share(FILE *f, const char *what, __u64 ns, __u64 whole_ns)
 {
-	if (pct(steal_ns, whole_ns) >= 0.05)
-		fprintf(f, ", steal %.1f%%", pct(steal_ns, whole_ns));
+	if (pct(ns, whole_ns) >= 0.05)
+		fprintf(f, ", %s %.1f%%", what, pct(ns, whole_ns));
 }
 
 /* A thread, or a process of one thread, named @name (safe text: safestr.h). */
@@ -158,9 +158,10 @@ static void print_row(FILE *f, const char *indent, const char *what, __u32 id, c
 {
 	fprintf(f, "wprof: %s%s %u (%s): wall %.3f s, on-CPU %.1f%%", indent, what, id, name,
 		t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns));
-	print_steal(f, t->off_ns[WPROF_STEAL], t->wall_ns);
-	fprintf(f, ", runqueue %.1f%%, sleep %.1f%%, disk %.1f%%, %llu blocks\n",
-		pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
+	print_share(f, "steal", t->off_ns[WPROF_STEAL], t->wall_ns);
+	fprintf(f, ", runqueue %.1f%%", pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns));
+	print_share(f, "throttled", t->off_ns[WPROF_OFF_THROTTLED], t->wall_ns);
+	fprintf(f, ", sleep %.1f%%, disk %.1f%%, %llu blocks\n",
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks);
 }
@@ -328,7 +329,7 @@ void report__switch_kinds(const struct recording *r, FILE *f)
 /* A process's time: its selected threads' busy time (profile__busy_ns()), by kind. */
 struct busy {
 	__u32 pid;
-	__u64 ns, on_ns, steal_ns, runq_ns, sleep_ns, disk_ns;
+	__u64 ns, on_ns, steal_ns, runq_ns, throttled_ns, sleep_ns, disk_ns;
 	size_t threads, asleep;
 	const struct thread_acct *acct; /* profile__processes()'s row */
 };
@@ -371,6 +372,7 @@ static int sum_busy(const struct profile *p, struct busy *busy, size_t nr)
 		b->on_ns += t->on_ns;
 		b->steal_ns += t->off_ns[WPROF_STEAL];
 		b->runq_ns += t->off_ns[WPROF_OFF_RUNQ];
+		b->throttled_ns += t->off_ns[WPROF_OFF_THROTTLED];
 		b->disk_ns += t->off_ns[WPROF_OFF_DISK];
 		b->sleep_ns += t->off_ns[WPROF_OFF_SLEEP];
 	}
@@ -438,8 +440,10 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 			b->on_ns / 1e9);
 		if (b->steal_ns >= 500000) /* shows as 0.001 */
 			fprintf(f, ", steal %.3f", b->steal_ns / 1e9);
-		fprintf(f, ", runqueue %.3f, disk %.3f), sleep %.3f", b->runq_ns / 1e9,
-			b->disk_ns / 1e9, b->sleep_ns / 1e9);
+		fprintf(f, ", runqueue %.3f", b->runq_ns / 1e9);
+		if (b->throttled_ns >= 500000)
+			fprintf(f, ", throttled %.3f", b->throttled_ns / 1e9);
+		fprintf(f, ", disk %.3f), sleep %.3f", b->disk_ns / 1e9, b->sleep_ns / 1e9);
 		if (b->asleep)
 			fprintf(f, "; %zu thread%s idle the whole window", b->asleep,
 				b->asleep == 1 ? "" : "s");
@@ -661,9 +665,10 @@ static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_a
 			*c = '_';
 	if (longest)
 		snprintf(at, sizeof(at), "%.3f", longest->offset_ns / 1e9);
-	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f %12s ", pid, tid,
-		comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
+	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f %12s ", pid,
+		tid, comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
 		pct(t->off_ns[WPROF_STEAL], t->wall_ns), pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
+		pct(t->off_ns[WPROF_OFF_THROTTLED], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks,
 		t->max_block_ns / 1e6, at);
@@ -683,8 +688,8 @@ int report__threads(const struct recording *r, FILE *f)
 		free(procs);
 		return -ENOMEM;
 	}
-	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %8s %12s %12s %s\n", "PID", "TID",
-		"COMM", "WALL_S", "ON_CPU%", "STEAL%", "RUNQ%", "SLEEP%", "DISK%", "BLOCKS",
+	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %7s %8s %12s %12s %s\n", "PID", "TID",
+		"COMM", "WALL_S", "ON_CPU%", "STEAL%", "RUNQ%", "THROT%", "SLEEP%", "DISK%", "BLOCKS",
 		"MAX_BLOCK_MS", "LONGEST_AT_S", "RAN_INSTEAD");
 	for (size_t i = 0; i < nr_procs; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
@@ -709,10 +714,12 @@ static void json_acct(FILE *f, const struct thread_acct *t)
 {
 	fprintf(f,
 		"\"wall_us\": %llu, \"on_cpu_us\": %llu, \"steal_us\": %llu, \"runqueue_us\": %llu, "
-		"\"sleep_us\": %llu, \"disk_us\": %llu, \"blocks\": %llu, \"max_block_us\": %llu",
+		"\"throttled_us\": %llu, \"sleep_us\": %llu, \"disk_us\": %llu, \"blocks\": %llu, "
+		"\"max_block_us\": %llu",
 		(unsigned long long)t->wall_us, (unsigned long long)t->on_us,
 		(unsigned long long)t->off_us[WPROF_STEAL],
 		(unsigned long long)t->off_us[WPROF_OFF_RUNQ],
+		(unsigned long long)t->off_us[WPROF_OFF_THROTTLED],
 		(unsigned long long)t->off_us[WPROF_OFF_SLEEP],
 		(unsigned long long)t->off_us[WPROF_OFF_DISK],
 		(unsigned long long)t->blocks, (unsigned long long)t->max_block_ns / 1000);

@@ -149,6 +149,18 @@ static bool has_steal_clock(const struct btf *btf)
 }
 
 /*
+ * Whether the programs can tell a wait in a throttled cgroup: its group's run
+ * queue sums the time it was throttled (CONFIG_CFS_BANDWIDTH, 6.6 on), a
+ * task's entity tells its group's run queue (bpf/thread.bpf.h: throttle_out()).
+ */
+static bool has_throttle_clock(const struct btf *btf)
+{
+	return has_member(btf, "cfs_rq", "throttled_clock_self_time") &&
+	       has_member(btf, "cfs_rq", "throttled_clock_self") &&
+	       has_member(btf, "sched_entity", "parent") && has_runq_sched_info(btf);
+}
+
+/*
  * Whether switches are timed by the run queue's clock (bpf/sched.bpf.c:
  * switch_time()), which nothing on sched_switch delays: no stamp, and no
  * look at the other programs there, is needed then.
@@ -286,6 +298,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->runq_sched_info = o->runq == RUNQ_AUTO && has_runq_sched_info(kbtf);
 	skel->rodata->switch_rq_clock = rq_clock_time(o, kbtf);
 	skel->rodata->steal_time = !o->no_steal && has_steal_clock(kbtf);
+	skel->rodata->throttle_time = !o->no_throttle && has_throttle_clock(kbtf);
 	skel->rodata->ran_instead = !o->no_ran_instead;
 	if (o->no_ran_instead)
 		bpf_map__set_max_entries(skel->maps.ran, 1);

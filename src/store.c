@@ -109,7 +109,7 @@ void store__free(struct store *st)
 /* Sum @v into @to, values of key @key (a struct wprof_key first). */
 static void merge(const void *key, struct wprof_val *to, const struct wprof_val *v)
 {
-	/* a thread's time by slice (struct wprof_time): five sums */
+	/* a thread's time by slice (struct wprof_time): a sum by state */
 	if (((const struct wprof_key *)key)->state == WPROF_KEY_TIME) {
 		_Static_assert(sizeof(struct wprof_time) == sizeof(struct wprof_val),
 			       "a time key's value is a counts value");
@@ -183,17 +183,20 @@ static int add_sum(struct hmap *h, const void *key, size_t len, const struct wpr
 
 /*
  * @v's share of @part (slices__coarsen()) of its key's @span slices: times
- * shared out by slices (@left: what is left of each of the five sums), what
+ * shared out by slices (@left: what is left of each of the VAL_SUMS sums), what
  * counts intervals to the last part, as the BPF side's last piece has it.
  */
+/* The sums of a struct wprof_val, or of a struct wprof_time (the same size) */
+#define VAL_SUMS ((int)(sizeof(struct wprof_val) / sizeof(__u64)))
+_Static_assert(sizeof(struct wprof_val) == VAL_SUMS * sizeof(__u64), "sums only");
+
 static void share_val(const void *key, const struct wprof_val *v, const struct slice_part *part,
-		      __u32 span, __u64 left[5], bool last, struct wprof_val *out)
+		      __u32 span, __u64 left[VAL_SUMS], bool last, struct wprof_val *out)
 {
-	_Static_assert(sizeof(struct wprof_val) == 5 * sizeof(__u64), "five sums");
-	__u64 in[5], x[5];
+	__u64 in[VAL_SUMS], x[VAL_SUMS];
 
 	memcpy(in, v, sizeof(in));
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < VAL_SUMS; i++)
 		x[i] = slices__share(in[i], part, span, &left[i], last);
 	memcpy(out, x, sizeof(*out));
 	if (((const struct wprof_key *)key)->state == WPROF_KEY_TIME)
@@ -216,7 +219,7 @@ static int add_coarse(struct hmap *h, const void *key, size_t len, const struct 
 		struct wprof_wake_key wk;
 		struct wprof_key k;
 	} c;
-	__u64 left[5];
+	__u64 left[VAL_SUMS];
 	int n, err = 0;
 
 	n = shift ? slices__coarsen(k->slice, k->span, shift, parts) : 0;

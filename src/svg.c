@@ -25,6 +25,7 @@ static const struct svg_family families[REC_KIND_CNT] = {
 	[REC_RUNQ] = { 90, 40, 50, 50, 12 },   /* green */
 	[REC_OFF] = { 180, 15, 50, 55, 12 },   /* teal: off-CPU, states not told apart */
 	[REC_STEAL] = { 320, 20, 55, 60, 10 }, /* pink: the hypervisor's */
+	[REC_THROTTLED] = { 30, 15, 80, 55, 10 }, /* orange: held back by a CPU quota */
 	[REC_OTHER] = { 35, 15, 15, 62, 10 },  /* greige: no tag */
 };
 static const struct svg_family idle_family = { 210, 0, 10, 72, 10 }; /* grey */

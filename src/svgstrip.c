@@ -310,6 +310,8 @@ static enum rec_kind kind_of_block(const struct drawing *d, const struct rec_blo
 		return REC_DISK;
 	case WPROF_OFF_RUNQ:
 		return REC_RUNQ;
+	case WPROF_OFF_THROTTLED:
+		return REC_THROTTLED;
 	default:
 		return REC_SLEEP;
 	}

@@ -31,6 +31,8 @@ const char *timeline__state(__u32 state)
 		return "disk";
 	case WPROF_OFF_RUNQ:
 		return "runqueue";
+	case WPROF_OFF_THROTTLED:
+		return "throttled";
 	default:
 		return "other";
 	}
@@ -167,9 +169,9 @@ static void json_frames(FILE *f, const char *s)
 }
 
 /* The columns of a thread's slices: the states as the threads' JSON names them */
-enum { COL_ON, COL_STEAL, COL_RUNQ, COL_SLEEP, COL_DISK, NR_COLS };
+enum { COL_ON, COL_STEAL, COL_RUNQ, COL_THROTTLED, COL_SLEEP, COL_DISK, NR_COLS };
 static const char *const col_names[NR_COLS] = {
-	"on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us",
+	"on_cpu_us", "steal_us", "runqueue_us", "throttled_us", "sleep_us", "disk_us",
 };
 
 struct thread_slices {
@@ -259,6 +261,7 @@ static int thread_slices(struct slices_ctx *c)
 	static const int col[WPROF_STATE_CNT] = {
 		[WPROF_ON_CPU] = COL_ON, [WPROF_OFF_SLEEP] = COL_SLEEP, [WPROF_OFF_DISK] = COL_DISK,
 		[WPROF_OFF_RUNQ] = COL_RUNQ, [WPROF_STEAL] = COL_STEAL,
+		[WPROF_OFF_THROTTLED] = COL_THROTTLED,
 	};
 	const struct threadtimes *tt = &c->r->prof.times;
 

@@ -137,8 +137,9 @@ static void thread_range(const struct range_ctx *c, struct thread_acct *t, __u64
 		steal_us = us[WPROF_ON_CPU];
 	t->on_us = us[WPROF_ON_CPU] - steal_us;
 	t->off_us[WPROF_STEAL] = steal_us;
-	for (int s = WPROF_OFF_SLEEP; s <= WPROF_OFF_RUNQ; s++)
-		t->off_us[s] = us[s];
+	for (int s = WPROF_OFF_SLEEP; s < WPROF_STATE_CNT; s++)
+		if (s != WPROF_STEAL)
+			t->off_us[s] = us[s];
 }
 
 /* The exact time of kind @k of thread @t in the range (set by thread_range()). */
@@ -153,9 +154,11 @@ static __u64 kind_total(const struct thread_acct *t, enum rec_kind k)
 		return t->off_us[WPROF_OFF_DISK];
 	case REC_RUNQ:
 		return t->off_us[WPROF_OFF_RUNQ];
+	case REC_THROTTLED:
+		return t->off_us[WPROF_OFF_THROTTLED];
 	case REC_OFF:
 		return t->off_us[WPROF_OFF_SLEEP] + t->off_us[WPROF_OFF_DISK] +
-		       t->off_us[WPROF_OFF_RUNQ];
+		       t->off_us[WPROF_OFF_RUNQ] + t->off_us[WPROF_OFF_THROTTLED];
 	default:
 		return 0;
 	}
@@ -239,7 +242,8 @@ static void add_time(struct thread_acct *t, const struct part *pt, bool exact)
 	static const int state[REC_KIND_CNT] = {
 		[REC_ON_CPU] = WPROF_ON_CPU, [REC_SLEEP] = WPROF_OFF_SLEEP,
 		[REC_DISK] = WPROF_OFF_DISK, [REC_RUNQ] = WPROF_OFF_RUNQ,
-		[REC_OFF] = WPROF_OFF_SLEEP, [REC_STEAL] = WPROF_STEAL, [REC_OTHER] = -1,
+		[REC_OFF] = WPROF_OFF_SLEEP, [REC_STEAL] = WPROF_STEAL,
+		[REC_THROTTLED] = WPROF_OFF_THROTTLED, [REC_OTHER] = -1,
 	};
 	int s = state[pt->kind];
 

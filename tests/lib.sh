@@ -463,6 +463,33 @@ schedstat()
 	awk '{ print $1, $2 }' "/proc/$1/task/$2/schedstat"
 }
 
+# cpu_cgroup NAME QUOTA_US PERIOD_US: make a cgroup NAME of the cpu
+# controller (v1 where it is mounted, else v2), its CPU capped at QUOTA_US
+# every PERIOD_US (QUOTA_US -1: no cap). Sets CG (its directory), CG_VERSION
+# and CG_THROTTLED ("throttled_time" in ns, v1; "throttled_usec", v2: the
+# key of its cpu.stat). The caller removes it (rmdir "$CG").
+cpu_cgroup()
+{
+	local name=$1 quota=$2 period=$3 root
+
+	if [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+		CG_VERSION=1 CG_THROTTLED=throttled_time CG=/sys/fs/cgroup/cpu/$name
+		mkdir "$CG" || fatal "cannot make $CG"
+		echo "$period" >"$CG/cpu.cfs_period_us" && echo "$quota" >"$CG/cpu.cfs_quota_us" ||
+			fatal "cannot set the limit of $CG"
+		return
+	fi
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	[ -n "$root" ] && grep -qw cpu "$root/cgroup.controllers" 2>/dev/null ||
+		skip "no cgroup hierarchy with the cpu controller"
+	# (left enabled: other cgroups of the root may use it by now)
+	echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null
+	CG_VERSION=2 CG_THROTTLED=throttled_usec CG=$root/$name
+	mkdir "$CG" || fatal "cannot make $CG"
+	[ "$quota" = -1 ] && quota=max
+	echo "$quota $period" >"$CG/cpu.max" || fatal "cannot set the limit of $CG"
+}
+
 # unused_pid: a pid that no process or thread has right now (a child that
 # was just reaped; pids are reused only after wrapping around pid_max).
 unused_pid()
@@ -572,7 +599,8 @@ def need(obj, keys, what):
 			bad.append("%s: %r is %r" % (what, k, obj[k]))
 		elif ty is int and obj[k] < 0:
 			bad.append("%s: %r < 0" % (what, k))
-counters = ("wall_us", "on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us", "blocks")
+counters = ("wall_us", "on_cpu_us", "steal_us", "runqueue_us", "throttled_us", "sleep_us",
+	    "disk_us", "blocks")
 if not isinstance(j, dict):
 	raise SystemExit("not an object")
 need(j, {"window_us": int, "freq_hz": int, "period_us": int, "processes": list,
@@ -597,7 +625,7 @@ for s in j.get("stacks", []):
 	need(s, {"tag": str, "pid": int, "tid": int, "comm": str, "frames": list,
 		 "count": int, "total_us": int, "max_us": int}, what)
 	if s.get("tag") not in ("on-cpu", "steal", "off-cpu", "off-cpu:sleep", "off-cpu:disk",
-				"off-cpu:runqueue"):
+				"off-cpu:runqueue", "off-cpu:runqueue:throttled"):
 		bad.append("%s: unknown tag" % what)
 	for f in s.get("frames", []):
 		if not isinstance(f, str) or not f or ";" in f or "\n" in f:
@@ -617,7 +645,8 @@ for s in j.get("stacks", []):
 # off-CPU lines weigh at most its time in those states: all of it, unless
 # --min-block/--max-block left intervals out.
 offs = {"off-cpu:sleep": ("sleep_us",), "off-cpu:disk": ("disk_us",),
-	"off-cpu:runqueue": ("runqueue_us",), "off-cpu": ("sleep_us", "disk_us", "runqueue_us")}
+	"off-cpu:runqueue": ("runqueue_us",), "off-cpu:runqueue:throttled": ("throttled_us",),
+	"off-cpu": ("sleep_us", "disk_us", "runqueue_us", "throttled_us")}
 period_us = 1e6 / max(j.get("freq_hz", 1), 1)
 for t in threads() if not bad else []:
 	mine = [s for s in j["stacks"] if s["tid"] == t["tid"]]

@@ -37,23 +37,8 @@ cleanup_cg() {
 	lib_cleanup
 }
 trap cleanup_cg EXIT
-if [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
-	version=1 throttled_key=throttled_time
-	mkdir "/sys/fs/cgroup/cpu/$name" || fatal "cannot make /sys/fs/cgroup/cpu/$name"
-	cg=/sys/fs/cgroup/cpu/$name
-	echo 100000 >"$cg/cpu.cfs_period_us" && echo 20000 >"$cg/cpu.cfs_quota_us" ||
-		fatal "cannot set the limit of $cg"
-else
-	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-	[ -n "$root" ] && grep -qw cpu "$root/cgroup.controllers" 2>/dev/null ||
-		skip "no cgroup hierarchy with the cpu controller"
-	# (left enabled: other cgroups of the root may use it by now)
-	echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null
-	version=2 throttled_key=throttled_usec
-	mkdir "$root/$name" || fatal "cannot make $root/$name"
-	cg=$root/$name
-	echo "20000 100000" >"$cg/cpu.max" || fatal "cannot set the limit of $cg"
-fi
+cpu_cgroup "$name" 20000 100000
+cg=$CG version=$CG_VERSION throttled_key=$CG_THROTTLED
 
 # the spinner joins the cgroup before it execs runq
 sh -c "echo \$\$ >'$cg/cgroup.procs' && exec '$WORKLOADS/runq' -t 1 -n 60" >"$TMP/runq.log" 2>&1 &

@@ -7,20 +7,21 @@
 #
 # Checks, all exact (the table and the stderr summary of the same run print
 # the same numbers; only rounding is allowed where rows are summed):
-# - header: PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S
-#   RAN_INSTEAD; every row has 13 whitespace-separated fields of the right type, the
+# - header: PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS
+#   LONGEST_AT_S RAN_INSTEAD; every row has 14 whitespace-separated fields of the right type, the
 #   file ends with a newline and has no blank line.
 # - one process row (TID `-`) per target, each followed by exactly its
 #   threads (same PID), every thread of both workloads listed once, by
 #   name; COMM "mixed_proc" for mixed's process row and main thread.
 # - processes by WALL_S descending, threads within by WALL_S descending.
-# - each row's five percentages sum to 100 within 0.25 (five values
+# - each row's six percentages sum to 100 within 0.3 (six values
 #   rounded to 0.1).
 # - a process row's WALL_S is the sum of its threads' (within 0.001 per
 #   thread: each is rounded to ms), BLOCKS the sum, MAX_BLOCK_MS the max.
 # - each thread row matches its stderr summary line (--stats: every thread
 #   listed, idle ones too; wall, on-CPU,
-#   steal (0 where the summary leaves it out), runqueue, sleep and disk %,
+#   steal and throttled (0 where the summary leaves them out), runqueue,
+#   sleep and disk %,
 #   blocks).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -41,16 +42,16 @@ log "table:"
 sed 's/^/#   /' "$TMP/table.txt"
 T=$TMP/table.txt
 
-check "header is PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD" \
+check "header is PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD" \
 	test "$(head -1 "$T" | tr -s ' \t' ' ' | sed 's/ $//')" = \
-	"PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD"
+	"PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD"
 check "the table ends with a newline" test "$(tail -c 1 "$T" | od -An -c | tr -d ' ')" = '\n'
-bad=$(awk 'NR > 1 && !(NF == 13 && $1 ~ /^[0-9]+$/ && $2 ~ /^([0-9]+|-)$/ && $4 ~ /^[0-9]+\.[0-9]+$/ &&
+bad=$(awk 'NR > 1 && !(NF == 14 && $1 ~ /^[0-9]+$/ && $2 ~ /^([0-9]+|-)$/ && $4 ~ /^[0-9]+\.[0-9]+$/ &&
 	$5 ~ /^[0-9]+\.[0-9]$/ && $6 ~ /^[0-9]+\.[0-9]$/ && $7 ~ /^[0-9]+\.[0-9]$/ &&
-	$8 ~ /^[0-9]+\.[0-9]$/ && $9 ~ /^[0-9]+\.[0-9]$/ && $10 ~ /^[0-9]+$/ &&
-	$11 ~ /^[0-9]+\.[0-9]+$/ && $12 ~ /^([0-9]+\.[0-9]+|-)$/ &&
-	$13 ~ /^(-|[^,]+\/[0-9]+:[0-9]+%(,[^,]+\/[0-9]+:[0-9]+%)*)$/ && ($2 != "-" || $13 == "-")) { print NR": "$0 }' "$T")
-check "every row has 13 fields of the right types (bad: ${bad:-none})" test -z "$bad"
+	$8 ~ /^[0-9]+\.[0-9]$/ && $9 ~ /^[0-9]+\.[0-9]$/ && $10 ~ /^[0-9]+\.[0-9]$/ &&
+	$11 ~ /^[0-9]+$/ && $12 ~ /^[0-9]+\.[0-9]+$/ && $13 ~ /^([0-9]+\.[0-9]+|-)$/ &&
+	$14 ~ /^(-|[^,]+\/[0-9]+:[0-9]+%(,[^,]+\/[0-9]+:[0-9]+%)*)$/ && ($2 != "-" || $14 == "-")) { print NR": "$0 }' "$T")
+check "every row has 14 fields of the right types (bad: ${bad:-none})" test -z "$bad"
 check "no blank lines" sh -c "! grep -q '^[[:space:]]*$' '$T'"
 
 # Structure: a process row, then its threads.
@@ -74,8 +75,8 @@ bad=$(awk 'NR == 1 { next }
 	$2 == "-" { if (pw != "" && $4 + 0 > pw + 0) print "process " $1 " after a shorter one"; pw = $4; tw = ""; next }
 	{ if (tw != "" && $4 + 0 > tw + 0) print "thread " $2 " after a shorter one"; tw = $4 }' "$T")
 check "processes and threads sorted by WALL_S descending (bad: ${bad:-none})" test -z "$bad"
-bad=$(awk 'NR > 1 { s = $5 + $6 + $7 + $8 + $9; if (s < 99.75 || s > 100.25) print $1 "/" $2 ": " s }' "$T")
-check "each row's percentages sum to 100 +/- 0.25 (bad: ${bad:-none})" test -z "$bad"
+bad=$(awk 'NR > 1 { s = $5 + $6 + $7 + $8 + $9 + $10; if (s < 99.7 || s > 100.3) print $1 "/" $2 ": " s }' "$T")
+check "each row's percentages sum to 100 +/- 0.3 (bad: ${bad:-none})" test -z "$bad"
 
 bad=$(awk 'NR == 1 { next }
 	function flush() {
@@ -84,8 +85,8 @@ bad=$(awk 'NR == 1 { next }
 		if (b != pb) print pid ": blocks " pb " vs " b
 		if (m != pm) print pid ": max block " pm " vs " m
 	}
-	$2 == "-" { flush(); pid = $1; pw = $4; pb = $10; pm = $11; w = 0; b = 0; m = 0; n = 0; next }
-	{ w += $4; b += $10; n++; if ($11 + 0 > m + 0) m = $11 }
+	$2 == "-" { flush(); pid = $1; pw = $4; pb = $11; pm = $12; w = 0; b = 0; m = 0; n = 0; next }
+	{ w += $4; b += $11; n++; if ($12 + 0 > m + 0) m = $12 }
 	END { flush() }' "$T")
 check "process rows sum their threads: wall, blocks, max block (bad: ${bad:-none})" test -z "$bad"
 
@@ -100,6 +101,7 @@ bad=$(awk 'FNR == NR {
 			n = split(line, kv, /, /)
 			delete v
 			v["steal"] = "0.0"
+			v["throttled"] = "0.0"
 			for (i = 1; i <= n; i++) {
 				split(kv[i], p, / /) # "on-CPU 3.1%", "12 blocks"
 				if (p[1] ~ /^[0-9]/)
@@ -107,15 +109,15 @@ bad=$(awk 'FNR == NR {
 				else
 					v[p[1]] = p[2]
 			}
-			gsub(/%/, "", v["on-CPU"]); gsub(/%/, "", v["steal"])
+			gsub(/%/, "", v["on-CPU"]); gsub(/%/, "", v["steal"]); gsub(/%/, "", v["throttled"])
 			gsub(/%/, "", v["runqueue"]); gsub(/%/, "", v["sleep"]); gsub(/%/, "", v["disk"])
-			sum[t] = sprintf("%s %s %s %s %s %s %s", v["wall"], v["on-CPU"], v["steal"],
-				v["runqueue"], v["sleep"], v["disk"], v["blocks"])
+			sum[t] = sprintf("%s %s %s %s %s %s %s %s", v["wall"], v["on-CPU"], v["steal"],
+				v["runqueue"], v["throttled"], v["sleep"], v["disk"], v["blocks"])
 		}
 		next
 	}
 	FNR > 1 && $2 != "-" {
-		want = sprintf("%s %s %s %s %s %s %s", $4, $5, $6, $7, $8, $9, $10)
+		want = sprintf("%s %s %s %s %s %s %s %s", $4, $5, $6, $7, $8, $9, $10, $11)
 		got = sum[$2]
 		if (!($2 in sum)) print $2 ": no summary line"
 		else if (got != want) print $2 ": table " want " summary " got

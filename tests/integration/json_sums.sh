@@ -98,7 +98,7 @@ done < <(json_eval "$TMP/out.json" '[" ".join(str(t[k]) for k in ("comm", "tid",
 check_near "piperd blocks vs pipewr blocks (one wakeup per write)" "${piperd_blocks:-0}" \
 	"${pipewr_blocks:-9999}" 2
 # The process's us are the sums of its threads' us: exact.
-for k in wall_us on_cpu_us steal_us runqueue_us sleep_us disk_us blocks; do
+for k in wall_us on_cpu_us steal_us runqueue_us throttled_us sleep_us disk_us blocks; do
 	read -r pv tv <<<"$(json_eval "$TMP/out.json" \
 		"'%d %d' % (j['processes'][0]['$k'], sum(t['$k'] for t in j['processes'][0]['threads']))")"
 	check "process $k = the sum over its threads ($pv vs $tv)" test "$pv" = "$tv"

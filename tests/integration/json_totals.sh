@@ -31,7 +31,8 @@ wait_line "$TMP/mixed.log" '^ready$' 10 || fatal "mixed did not start"
 # PY: per thread "comm tid wall parts stacks on/on rq/rq sl/sl dk/dk" (stack
 # sums / thread totals), unsampled lines and counters.
 SUMS='" ".join(str(x) for x in [t["comm"], t["tid"], t["wall_us"],
-	t["on_cpu_us"] + t["steal_us"] + t["runqueue_us"] + t["sleep_us"] + t["disk_us"],
+	t["on_cpu_us"] + t["steal_us"] + t["runqueue_us"] + t["throttled_us"] + t["sleep_us"] +
+	t["disk_us"],
 	total(stacks(tid=t["tid"]))] +
 	["%d/%d" % (total(stacks(tag, tid=t["tid"])), t[k]) for tag, k in (("on-cpu", "on_cpu_us"),
 	 ("steal", "steal_us"), ("off-cpu:runqueue", "runqueue_us"), ("off-cpu:sleep", "sleep_us"),
@@ -83,7 +84,8 @@ totals()
 	done < <(json_eval "$TMP/$n.json" "['threads %d %d' % (len(threads()),
 		len([t for t in threads() if t['pid'] == $pid]))] +
 		['%s %d %d' % (k, j['processes'][0][k], sum(t[k] for t in threads()))
-		 for k in ('wall_us', 'on_cpu_us', 'steal_us', 'runqueue_us', 'sleep_us', 'disk_us')]")
+		 for k in ('wall_us', 'on_cpu_us', 'steal_us', 'runqueue_us', 'throttled_us', 'sleep_us',
+			   'disk_us')]")
 }
 
 run_wprof plain record -p "$pid" -d 2 -f json -o "$TMP/plain.json"

@@ -143,7 +143,8 @@ out(not bad, "each of the %d long blocks agrees with itself (durations, offsets,
 # (rounded once per slice and state); the staller sleep in the slices
 # the log puts each stall in is the stall time there (to 0.2 ms a slice,
 # beyond its wait for a CPU there, which the log counts in the stall).
-sl, cols = j["slice_ns"] // 1000, ("on_cpu_us", "steal_us", "runqueue_us", "sleep_us", "disk_us")
+sl = j["slice_ns"] // 1000
+cols = ("on_cpu_us", "steal_us", "runqueue_us", "throttled_us", "sleep_us", "disk_us")
 walls = {t["tid"]: t["wall_us"] for p in j["processes"] for t in p["threads"]}
 bad = []
 for t in j["slices"]:

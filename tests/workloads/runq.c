@@ -6,7 +6,10 @@
  * off-cpu:runqueue. Each thread measures its own run and wait time over its
  * spin loop from /proc/self/task/TID/schedstat (the kernel's own ground truth).
  *
- *	runq [-n SECONDS] [-t NR] [-r REPORT]
+ *	runq [-n SECONDS] [-t NR] [-r REPORT] [-y]
+ *
+ * -y: each thread yields the CPU every few microseconds (sched_yield()): a
+ * storm of runnable switch-outs, for the bench.
  *
  * Report: one line per thread: "NAME TID run_ns wait_ns wall_ns".
  * Prints "ready" on stdout when all threads spin (unless -q).
@@ -35,6 +38,7 @@ struct spinner {
 
 static double run_s = 3;
 static int quiet;
+static int yield_often; /* -y */
 static pthread_barrier_t started;
 
 static uint64_t now_ns(void)
@@ -67,8 +71,10 @@ __attribute__((noinline)) uint64_t spin_until(uint64_t end_ns)
 	volatile uint64_t acc = 1;
 
 	do {
-		for (int i = 0; i < 100000; i++)
+		for (int i = 0; i < (yield_often ? 1000 : 100000); i++)
 			acc = acc * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (yield_often)
+			sched_yield();
 	} while (now_ns() < end_ns);
 	return acc;
 }
@@ -100,7 +106,7 @@ int main(int argc, char **argv)
 	int c, i, nr = 3;
 	FILE *f;
 
-	while ((c = getopt(argc, argv, "n:t:r:q")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:r:qy")) != -1) {
 		switch (c) {
 		case 'n':
 			run_s = atof(optarg);
@@ -114,12 +120,15 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'y':
+			yield_often = 1;
+			break;
 		default:
 			nr = 0;
 		}
 	}
 	if (nr < 1 || nr > MAX_THREADS || run_s <= 0) {
-		fprintf(stderr, "usage: runq [-n SECONDS] [-t NR (1..%d)] [-r REPORT] [-q]\n",
+		fprintf(stderr, "usage: runq [-n SECONDS] [-t NR (1..%d)] [-r REPORT] [-q] [-y]\n",
 			MAX_THREADS);
 		return 2;
 	}
