@@ -125,7 +125,9 @@ for a in "${spins[@]}"; do
 	done
 	got=$(awk -v t="$a" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "RAN_INSTEAD") c = i }
 		$2 == t { print $c }' "$TMP/three.json.txt")
-	want=$(awk -F'\t' '$1 >= 0 && n++ < 3 { printf "%s%s/%s:", (n > 1 ? "," : ""), $4, $1 }' \
+	# the table's names have no blank or comma (safe text, "_" for those)
+	want=$(awk -F'\t' '$1 >= 0 && n++ < 3 { c = $4; gsub(/[ ,]/, "_", c)
+		printf "%s%s/%s:", (n > 1 ? "," : ""), c, $1 }' \
 		"$TMP/ran.$a")
 	check "$a: -f threads names the JSON's first three, in order ($got; want $want)" \
 		bash -c '[ "$(sed "s/[0-9]*%//g" <<<"$1")" = "$2" ]' _ "$got" "$want"
