@@ -11,6 +11,7 @@
 #include "common.bpf.h"
 #include "thread.bpf.h"
 #include "unwind.bpf.h"
+#include "ran.bpf.h"
 
 /*
  * Random draws made at switches: a per-CPU xorshift64 stream each, not a
@@ -699,9 +700,13 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, __u64
 	if (!th->off_since_ns && th->oncpu_since_ns)
 		untraced_out(ctx, th, next, now, typed);
 	if (th->off_since_ns) {
+		__u64 wake;
+
 		throttle_in(th, next, now, typed);
-		close_interval(ctx, th, now, switch_wake(th, next, now, typed), typed ? next : NULL,
-			       false);
+		wake = switch_wake(th, next, now, typed);
+		/* after throttle_in(): its runqueue part only, not the throttled one */
+		ran_wait(th, now, wake);
+		close_interval(ctx, th, now, wake, typed ? next : NULL, false);
 	}
 	th->oncpu_since_ns = now;
 	th->exec_in = TASK_READ(next, se.sum_exec_runtime, typed);
@@ -873,11 +878,14 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	bool out = is_target(TASK_READ(prev, tgid, typed), TASK_READ(prev, pid, typed));
 	bool in = is_target(TASK_READ(next, tgid, typed), TASK_READ(next, pid, typed));
 	bool timed = timed_switch();
-	__u64 now, steal, t0 = 0, t1 = 0;
+	__u64 now, steal, t0 = 0, t1 = 0, clk = 0;
 	__u32 kind = WPROF_STAT_SW_OTHER;
 
 	if (timed)
 		t0 = bpf_ktime_get_ns();
+	/* who gets this CPU, for the waits it ends later (bpf/ran.bpf.h) */
+	if (ran_instead)
+		clk = ran_push(prev, typed);
 	/* most switches on a machine concern no target: no clock read for them */
 	if (!out && !in) {
 		stat_add(WPROF_STAT_SW_OTHER, 1);
@@ -886,7 +894,9 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		return 0;
 	}
 	/* prev is on this CPU: its run queue's */
-	now = switch_time(runq_sched_info ? rq_clock_of(prev, typed) : 0,
+	if (!ran_instead && runq_sched_info)
+		clk = rq_clock_of(prev, typed);
+	now = switch_time(runq_sched_info ? clk : 0,
 			  TASK_READ(next, sched_info.last_queued, typed), TASK_READ(prev, pid, typed),
 			  TASK_READ(next, pid, typed), preempt || prev_state == TASK_RUNNING);
 	/* this CPU's steal clock, once for both: prev's run ends and next's begins */

@@ -437,6 +437,71 @@ struct wprof_wake_key {
 };
 
 /*
+ * Who ran instead: each CPU keeps its recent runs, summed by runner in
+ * segments of time (bpf/ran.bpf.h), written at every switch; as a target
+ * thread gets a CPU after a wait for one, that CPU's runners during the wait
+ * are added to `ran`, by the waiting thread and the runner. The part of the
+ * wait older than the CPU's oldest segment goes to the runner tid
+ * WPROF_RAN_NOT_KNOWN.
+ */
+#define WPROF_RAN_SEGS 64        /* segments a CPU keeps: a power of 2 */
+#define WPROF_RAN_SLOTS 4        /* runners a segment holds */
+#define WPROF_RAN_SEG_NS 1000000 /* a segment takes no run that starts later than this in it */
+#define WPROF_RAN_NOT_KNOWN 0xffffffffu
+
+struct wprof_ran_key {
+	__u32 pid; /* the waiting thread: tgid, tid, start_id (see struct wprof_key) */
+	__u32 tid;
+	__u32 start_id;
+	__u32 runner_pid; /* tgid of the thread that had the CPU (0: idle) */
+	__u32 runner_tid;
+	__u32 pad;
+};
+
+struct wprof_ran_val {
+	__u64 ns;
+	char comm[WPROF_COMM_LEN]; /* the runner's, as it got the CPU (first run seen) */
+};
+
+/* A CPU's times not yet added to `ran`: a direct-mapped cache by key */
+#define WPROF_RAN_PEND_BITS 4
+#define WPROF_RAN_PEND (1 << WPROF_RAN_PEND_BITS)
+struct wprof_ran_pend {
+	struct wprof_ran_key key;
+	__u64 ns; /* 0: a free slot */
+	char comm[WPROF_COMM_LEN];
+};
+
+/* A runner of a segment, and its time in it */
+struct wprof_ran_slot {
+	__u32 pid, tid; /* tgid and tid; 0, 0: the CPU was idle */
+	__u64 ns;
+	char comm[WPROF_COMM_LEN];
+};
+
+/*
+ * Runs on a CPU from `start` to the next segment's start (the newest: to the
+ * ring's `last`), summed by runner: a run goes to the segment it ends in,
+ * which began no later than the run did.
+ */
+struct wprof_ran_seg {
+	__u64 start; /* 0: not used yet */
+	__u32 nr;    /* slots used */
+	__u32 pad;
+	struct wprof_ran_slot slots[WPROF_RAN_SLOTS];
+};
+
+/* A CPU's runs (a `ran_rings` value) */
+struct wprof_ran_ring {
+	__u64 last;  /* the CPU's last switch: the current run began then; 0: none seen */
+	__u32 head;  /* segs[head % WPROF_RAN_SEGS] is the newest segment */
+	__u32 pad;
+	struct wprof_ran_seg segs[WPROF_RAN_SEGS];
+	/* the times last added on this CPU, not yet in `ran`: user space adds them */
+	struct wprof_ran_pend pend[WPROF_RAN_PEND];
+};
+
+/*
  * --stats times the kinds of switch on one switch in WPROF_TIMED_EVERY (the
  * resume walks: every one), and adds each timed switch's ns that many times:
  * the NS_ counters estimate each kind's total, the TM_ ones count the timed.
@@ -538,6 +603,8 @@ enum wprof_stat {
 	WPROF_STAT_LONG_LOST,      /* ... not sent: no room in their ring buffer */
 	/* filled by user space: long blocks let go for longer ones (LONG_BLOCKS_MAX) */
 	WPROF_STAT_LONG_DROPPED,
+	WPROF_STAT_RAN_FULL,       /* who ran instead: entries the `ran` map had no room for */
+	WPROF_STAT_RAN_LOST_NS,    /* ... and the ns of wait they held */
 	WPROF_STAT_CNT,
 };
 

@@ -446,6 +446,10 @@ configs="$configs wprof-a-rqw"
 configs="$configs wprof-a-sw"
 # no steal read at switches (WPROF_STEAL=off): what keeping steal apart costs
 configs="$configs wprof-a-nosteal wprof-a-nosteal-stats"
+# who ran instead on and off (WPROF_RAN_INSTEAD=off): a ring of runs per CPU
+# written at every switch, walked at each wait for a CPU; next to each other
+# in every repetition, so that the rows are paired by it
+configs="$configs wprof-a-ran wprof-a-noran wprof-a-ran-stats wprof-a-noran-stats"
 # the timeline on and off (slices, threads' times by slice, long blocks): with
 # -f json, an output that keeps each thread's time by slice
 configs="$configs wprof-a-json wprof-a-json-stats wprof-a-notime wprof-a-notime-stats"
@@ -490,6 +494,15 @@ for i in $(seq 1 "$REPS"); do
 		wprof-a-nosteal-stats)
 			run_under "$c" "$i" wprof "recording with" \
 				env WPROF_STEAL=off "$WPROF" record -a --stats -o /dev/null ;;
+		wprof-a-ran-stats)
+			run_under "$c" "$i" wprof "recording with" \
+				"$WPROF" record -a --stats -o /dev/null ;;
+		wprof-a-noran)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_RAN_INSTEAD=off "$WPROF" record -a -o /dev/null ;;
+		wprof-a-noran-stats)
+			run_under "$c" "$i" wprof "recording with" \
+				env WPROF_RAN_INSTEAD=off "$WPROF" record -a --stats -o /dev/null ;;
 		wprof-a-json)
 			run_under "$c" "$i" wprof "recording with" \
 				"$WPROF" record -a -f json -o /dev/null ;;
@@ -1041,6 +1054,20 @@ default_ns=$wprof_ns
 switch_ns wprof-a-exit-stats "pipe pinned, WPROF_RESUME_WALK=exit"
 exit_ns=$wprof_ns
 switch_ns wprof-a-nosteal-stats "pipe pinned, WPROF_STEAL=off"
+row "pipe pinned: wprof record -a (who ran instead on, beside the next)" wprof-a-ran wprof-a-ran \
+	"$pipe_base" ops/s
+row "pipe pinned: wprof record -a, WPROF_RAN_INSTEAD=off" wprof-a-noran wprof-a-noran "$pipe_base" ops/s
+read -r rl rlb rn < <(paired wprof-a-ran wprof-a-noran; echo)
+if [ -n "${rl:-}" ]; then
+	rl=$(printf '%s%.1f%% paired by repetition (%d pair%s)' "$([ "$rlb" = 1 ] && echo '> ')" \
+		"$rl" "$rn" "$([ "$rn" = 1 ] || echo s)")
+fi
+echo "| who ran instead, on vs off: pipe pinned, throughput lost to it | ${rl:-n/a: no pairs} | | | |"
+switch_ns wprof-a-ran-stats "pipe pinned, who ran instead on"
+ran_on_ns=$wprof_ns
+switch_ns wprof-a-noran-stats "pipe pinned, WPROF_RAN_INSTEAD=off"
+[ -n "$ran_on_ns" ] && [ -n "$wprof_ns" ] &&
+	echo "| who ran instead, on vs off: BPF time per context switch, pipe pinned | $(printf '%+d' $((ran_on_ns - wprof_ns))) ns ($ran_on_ns vs $wprof_ns, medians) | | | |"
 row "pipe pinned: wprof record -a -f json (the timeline on)" wprof-a-json wprof-a-json "$pipe_base" ops/s
 row "pipe pinned: wprof record -a -f json --slice 0 --long-block 0 (off)" wprof-a-notime wprof-a-notime "$pipe_base" ops/s
 switch_ns wprof-a-json-stats "pipe pinned, -f json (the timeline on)"

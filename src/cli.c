@@ -299,6 +299,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_PROC_ENDS=proc|auto: see record_opts.proc_ends_proc.
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
  * WPROF_THROTTLE=off|auto: see record_opts.no_throttle.
+ * WPROF_RAN_INSTEAD=off|auto: see record_opts.no_ran_instead.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
  * WPROF_SLICES=few|auto: see record_opts.few_slices.
  * WPROF_HELD=off|check|auto: see record_opts.no_held.
@@ -314,6 +315,7 @@ static int choice_envs(struct record_opts *opts)
 	static const char *const slots[] = { "auto", "few" };
 	static const char *const ends[] = { "auto", "proc" };
 	static const char *const steal[] = { "auto", "off" };
+	static const char *const ran[] = { "auto", "off" };
 	static const char *const rows[] = { "auto", "few" };
 	static const char *const held[] = { "auto", "off", "check" };
 	static const char *const slices[] = { "auto", "few" };
@@ -329,10 +331,12 @@ static int choice_envs(struct record_opts *opts)
 	int h = ur < 0 ? ur : env_choice("WPROF_HELD", held, ARRAY_SIZE(held));
 	int sl = h < 0 ? h : env_choice("WPROF_SLICES", slices, ARRAY_SIZE(slices));
 	int th = sl < 0 ? sl : env_choice("WPROF_THROTTLE", steal, ARRAY_SIZE(steal));
+	int ri = th < 0 ? th : env_choice("WPROF_RAN_INSTEAD", ran, ARRAY_SIZE(ran));
 
-	if (th < 0)
-		return th;
+	if (ri < 0)
+		return ri;
 	opts->no_throttle = th == 1;
+	opts->no_ran_instead = ri == 1;
 	opts->few_slices = sl == 1;
 	opts->no_held = h == 1;
 	opts->check_held = h == 2;

@@ -122,6 +122,11 @@ struct record_opts {
 	 */
 	bool no_throttle;
 	/*
+	 * WPROF_RAN_INSTEAD=off: no record of who had a CPU while a thread
+	 * waited for it (bpf/ran.bpf.h; the bench compares its cost)
+	 */
+	bool no_ran_instead;
+	/*
 	 * WPROF_UNWIND_ROWS=few: a kernel row array of 131072 rows, so that a
 	 * test runs out of room with a few programs (src/session.c)
 	 */

@@ -385,6 +385,8 @@ static int read_section(struct loader *l, enum rec_section tag, struct rbuf *b)
 		return recfile_read_times(l, b);
 	case RS_CGROUPS:
 		return read_cgroups(l, b);
+	case RS_RAN:
+		return recfile_read_ran(l, b);
 	default:
 		return 0; /* a later wprof's: skipped */
 	}

@@ -41,6 +41,7 @@ enum rec_section {
 	RS_SLICES,
 	RS_TIMES,
 	RS_CGROUPS,
+	RS_RAN,
 	RS_CNT,
 };
 
@@ -48,7 +49,7 @@ static const char *const section_names[RS_CNT] = {
 	"end", "info", "counters", "BPF statistics", "drain statistics",
 	"symbolizer statistics", "unwinder statistics", "threads", "histograms", "stacks",
 	"notes", "processes", "frame origins", "long blocks", "slices", "thread times",
-	"cgroups",
+	"cgroups", "ran instead",
 };
 
 /* RS_INFO flags */
@@ -272,5 +273,8 @@ void recfile_put_times(struct bytebuf *b, const struct threadtimes *tt);
 int recfile_read_blocks(struct loader *l, struct rbuf *b);
 int recfile_read_slices(struct loader *l, struct rbuf *b);
 int recfile_read_times(struct loader *l, struct rbuf *b);
+/* who ran instead (recfile_ran.c) */
+void recfile_put_ran(struct bytebuf *b, const struct recording *r);
+int recfile_read_ran(struct loader *l, struct rbuf *b);
 
 #endif /* WPROF_RECFILE_PRIV_H */

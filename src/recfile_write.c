@@ -186,6 +186,7 @@ static int serialize(const struct recording *r, struct bytebuf *b)
 		}
 		end_section(b, s);
 	}
+	recfile_put_ran(b, r);
 	begin_section(b, RS_END);
 	return b->oom ? -ENOMEM : 0;
 }

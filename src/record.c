@@ -878,6 +878,52 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	return capture_hints(r, sym);
 }
 
+struct ran_capture {
+	struct ran_entry *e;
+	size_t nr, cap;
+};
+
+static int take_ran(const struct wprof_ran_key *k, const struct wprof_ran_val *v, void *ctx)
+{
+	struct ran_capture *c = ctx;
+	struct ran_entry *e;
+
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+
+		e = realloc(c->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		c->e = e;
+		c->cap = cap;
+	}
+	e = &c->e[c->nr++];
+	*e = (struct ran_entry){ .pid = k->pid, .tid = k->tid, .start_id = k->start_id,
+				 .runner_pid = k->runner_pid, .runner_tid = k->runner_tid,
+				 .ns = v->ns };
+	memcpy(e->comm, v->comm, sizeof(e->comm) - 1);
+	return 0;
+}
+
+/* Who ran instead while each thread waited for a CPU, into @rec. 0 or -errno. */
+static int capture_ran(struct recording *rec, struct session *s)
+{
+	struct ran_capture c = {};
+	int err;
+
+	if (!session__ran_instead(s))
+		return 0;
+	err = session__for_each_ran(s, take_ran, &c);
+	if (err) {
+		free(c.e);
+		return err;
+	}
+	rec->ran = c.e;
+	rec->nr_ran = raninst__sort(c.e, c.nr);
+	rec->ran_recorded = true;
+	return 0;
+}
+
 /* The command lines of the processes the recording has threads of, into @rec. */
 static int capture_cmdlines(struct recorder *r, struct recording *rec)
 {
@@ -941,6 +987,8 @@ static int finish(struct recorder *r, const char *why)
 	r->nr_cg = 0;
 	if (!err)
 		err = capture_cmdlines(r, &rec);
+	if (!err)
+		err = capture_ran(&rec, r->session);
 	if (err) {
 		pr_err("cannot keep the recorded data: %s", strerror(-err));
 		goto out;

@@ -22,6 +22,7 @@ void recording__free(struct recording *r)
 	}
 	free(r->blocks);
 	free(r->cgroups);
+	free(r->ran);
 	memset(r, 0, sizeof(*r));
 }
 

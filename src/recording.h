@@ -18,6 +18,7 @@
 #include "folded.h"
 #include "opts.h"
 #include "profile.h"
+#include "raninst.h"
 #include "recinfo.h"
 #include "session.h" /* struct session_drain_stats */
 #include "symbolize.h" /* struct symbolizer_stats */
@@ -72,6 +73,10 @@ struct recording {
 	/* targets (-p, -- CMD) in a cgroup with a CPU limit, its cpu.stat at the window's ends */
 	struct cg_limit *cgroups;
 	size_t nr_cgroups;
+	/* who ran instead (raninst.h), sorted by raninst__sort(); ran_recorded: measured */
+	struct ran_entry *ran;
+	size_t nr_ran;
+	bool ran_recorded;
 };
 
 /* How many slices the window has: the last may be shorter. 0 without slices. */

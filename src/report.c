@@ -110,6 +110,9 @@
 	  "(give a longer --long-block)") \
 	X(long_blocks_lost, st[WPROF_STAT_LONG_LOST], \
 	  "long blocks not listed: their ring buffer was full (their time is in the stacks)") \
+	X(ran_map_full, st[WPROF_STAT_RAN_FULL], \
+	  "runners of waits for a CPU not named because their map was full (their " \
+	  "time is in ran_instead's [not known]; record fewer threads)") \
 	X(alt_files_refused, r->sym.alt_refused, \
 	  "files whose inlined calls are not named: the dwz file their DWARF links " \
 	  "to was missing or refused (see the dwz files line)")
@@ -429,6 +432,7 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 		proc_name(r, b->acct, name, sizeof(name));
 		if (n == 1 && threads[0]->tid == b->pid) {
 			print_row(f, "", "pid", b->pid, name, threads[0]);
+			raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
 			continue;
 		}
 		fprintf(f, "wprof: pid %u (%s): %zu thread%s; in thread-seconds: busy %.3f (on-CPU "
@@ -444,6 +448,7 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 			fprintf(f, "; %zu thread%s idle the whole window", b->asleep,
 				b->asleep == 1 ? "" : "s");
 		fputc('\n', f);
+		raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
 		/* idle ones are counted above, listed only with --stats (as they were) */
 		shown = 0;
 		for (size_t j = 0; j < n && shown < max_threads; j++) {
@@ -649,7 +654,7 @@ void report__summary(const struct recording *r, FILE *f, bool stats)
  * began (@longest; "-" when none), in s from the window's start.
  */
 static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_acct *t,
-		      const struct rec_block *longest)
+		      const struct rec_block *longest, const char *ran)
 {
 	char comm[SAFESTR_SIZE(WPROF_COMM_LEN)], at[32] = "-";
 
@@ -660,13 +665,14 @@ static void table_row(FILE *f, __u32 pid, const char *tid, const struct thread_a
 			*c = '_';
 	if (longest)
 		snprintf(at, sizeof(at), "%.3f", longest->offset_ns / 1e9);
-	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f %12s\n", pid,
+	fprintf(f, "%-8u %-8s %-16s %9.3f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %8llu %12.3f %12s ", pid,
 		tid, comm, t->wall_ns / 1e9, pct(t->on_ns, t->wall_ns),
 		pct(t->off_ns[WPROF_STEAL], t->wall_ns), pct(t->off_ns[WPROF_OFF_RUNQ], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_THROTTLED], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_SLEEP], t->wall_ns),
 		pct(t->off_ns[WPROF_OFF_DISK], t->wall_ns), (unsigned long long)t->blocks,
 		t->max_block_ns / 1e6, at);
+	fprintf(f, "%s\n", ran);
 }
 
 int report__threads(const struct recording *r, FILE *f)
@@ -675,24 +681,26 @@ int report__threads(const struct recording *r, FILE *f)
 	const struct thread_acct **threads = malloc((p->nr_threads + 1) * sizeof(*threads));
 	struct thread_acct *procs;
 	size_t nr_procs = profile__processes(p, &procs);
-	char tid[16];
+	char tid[16], ran[RAN_COLUMN_SIZE];
 
 	if (!threads || !procs) {
 		free(threads);
 		free(procs);
 		return -ENOMEM;
 	}
-	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %7s %8s %12s %12s\n", "PID", "TID",
+	fprintf(f, "%-8s %-8s %-16s %9s %7s %7s %7s %7s %7s %7s %8s %12s %12s %s\n", "PID", "TID",
 		"COMM", "WALL_S", "ON_CPU%", "STEAL%", "RUNQ%", "THROT%", "SLEEP%", "DISK%", "BLOCKS",
-		"MAX_BLOCK_MS", "LONGEST_AT_S");
+		"MAX_BLOCK_MS", "LONGEST_AT_S", "RAN_INSTEAD");
 	for (size_t i = 0; i < nr_procs; i++) {
 		size_t n = threads_of(p, procs[i].pid, threads, cmp_wall_desc);
 
-		table_row(f, procs[i].pid, "-", &procs[i], timeline__longest(r, procs[i].pid, 0));
+		table_row(f, procs[i].pid, "-", &procs[i], timeline__longest(r, procs[i].pid, 0),
+			  "-");
 		for (size_t j = 0; j < n; j++) {
 			snprintf(tid, sizeof(tid), "%u", threads[j]->tid);
+			raninst__column(r, threads[j], ran, sizeof(ran));
 			table_row(f, procs[i].pid, tid, threads[j],
-				  timeline__longest(r, procs[i].pid, threads[j]->tid));
+				  timeline__longest(r, procs[i].pid, threads[j]->tid), ran);
 		}
 	}
 	free(threads);
@@ -815,6 +823,7 @@ int report__json(const struct recording *r, FILE *f)
 			safestr__json(f, threads[k]->comm, strlen(threads[k]->comm));
 			fprintf(f, ", ");
 			json_acct(f, threads[k]);
+			raninst__json(r, threads[k], f);
 			fprintf(f, "}");
 		}
 		fprintf(f, "]}");

@@ -299,6 +299,9 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->switch_rq_clock = rq_clock_time(o, kbtf);
 	skel->rodata->steal_time = !o->no_steal && has_steal_clock(kbtf);
 	skel->rodata->throttle_time = !o->no_throttle && has_throttle_clock(kbtf);
+	skel->rodata->ran_instead = !o->no_ran_instead;
+	if (o->no_ran_instead)
+		bpf_map__set_max_entries(skel->maps.ran, 1);
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);

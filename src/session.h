@@ -102,6 +102,17 @@ typedef int (*session_wake_fn)(const struct wprof_wake_key *k, const struct wpro
 			       void *ctx);
 int session__for_each_wake(struct session *s, session_wake_fn fn, void *ctx);
 /*
+ * Who ran instead (bpf/ran.bpf.h), after session__stop(): each entry of the
+ * `ran` map to @fn, then each CPU's times not yet in it (a key may come more
+ * than once: add them up); none when WPROF_RAN_INSTEAD=off. 0, @fn's error,
+ * or -errno.
+ */
+typedef int (*session_ran_fn)(const struct wprof_ran_key *k, const struct wprof_ran_val *v,
+			      void *ctx);
+int session__for_each_ran(struct session *s, session_ran_fn fn, void *ctx);
+/* Whether the BPF side records who ran instead (not WPROF_RAN_INSTEAD=off). */
+bool session__ran_instead(const struct session *s);
+/*
  * While recording, after every drain: once at least @min_threads threads
  * that ended were drained a drain ago or more (see store__ripen()), hand
  * them to @thread_fn, then their keys of times by stacks to @count_fn, and

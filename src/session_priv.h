@@ -2,8 +2,8 @@
 /*
  * The session's state (session.h), shared by the files that make it up:
  * session.c (load, attach, events, detach), drain.c (the maps' drains,
- * retiring ended threads, stack lookups) and bpfstats.c (--stats). No other
- * module includes this.
+ * retiring ended threads, stack lookups), bpfstats.c (--stats) and
+ * session_ran.c (who ran instead). No other module includes this.
  */
 #ifndef WPROF_SESSION_PRIV_H
 #define WPROF_SESSION_PRIV_H

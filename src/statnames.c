@@ -77,6 +77,8 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_LONG_BLOCKS] = "long_blocks",
 	[WPROF_STAT_LONG_LOST] = "long_blocks_lost",
 	[WPROF_STAT_LONG_DROPPED] = "long_blocks_dropped",
+	[WPROF_STAT_RAN_FULL] = "ran_full",
+	[WPROF_STAT_RAN_LOST_NS] = "ran_lost_ns",
 };
 
 const char *stat__name(int i, char *buf, size_t size)

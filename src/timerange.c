@@ -426,6 +426,9 @@ int timeline__range(struct recording *r, __u64 *from, __u64 *to, __u64 *unplaced
 	range_blocks(r, from_ns, to_ns);
 	/* their cpu.stat was read at the window's ends only */
 	r->nr_cgroups = 0;
+	/* who ran instead is summed over the whole window */
+	r->nr_ran = 0;
+	r->ran_recorded = false;
 	r->info.start_ns += from_ns;
 	r->info.window_ns = p->window_ns = to_ns - from_ns;
 	*unplaced_us = c.unplaced_us;

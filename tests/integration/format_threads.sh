@@ -8,7 +8,7 @@
 # Checks, all exact (the table and the stderr summary of the same run print
 # the same numbers; only rounding is allowed where rows are summed):
 # - header: PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS
-#   LONGEST_AT_S; every row has 13 whitespace-separated fields of the right type, the
+#   LONGEST_AT_S RAN_INSTEAD; every row has 14 whitespace-separated fields of the right type, the
 #   file ends with a newline and has no blank line.
 # - one process row (TID `-`) per target, each followed by exactly its
 #   threads (same PID), every thread of both workloads listed once, by
@@ -42,15 +42,16 @@ log "table:"
 sed 's/^/#   /' "$TMP/table.txt"
 T=$TMP/table.txt
 
-check "header is PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S" \
+check "header is PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD" \
 	test "$(head -1 "$T" | tr -s ' \t' ' ' | sed 's/ $//')" = \
-	"PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S"
+	"PID TID COMM WALL_S ON_CPU% STEAL% RUNQ% THROT% SLEEP% DISK% BLOCKS MAX_BLOCK_MS LONGEST_AT_S RAN_INSTEAD"
 check "the table ends with a newline" test "$(tail -c 1 "$T" | od -An -c | tr -d ' ')" = '\n'
-bad=$(awk 'NR > 1 && !(NF == 13 && $1 ~ /^[0-9]+$/ && $2 ~ /^([0-9]+|-)$/ && $4 ~ /^[0-9]+\.[0-9]+$/ &&
+bad=$(awk 'NR > 1 && !(NF == 14 && $1 ~ /^[0-9]+$/ && $2 ~ /^([0-9]+|-)$/ && $4 ~ /^[0-9]+\.[0-9]+$/ &&
 	$5 ~ /^[0-9]+\.[0-9]$/ && $6 ~ /^[0-9]+\.[0-9]$/ && $7 ~ /^[0-9]+\.[0-9]$/ &&
 	$8 ~ /^[0-9]+\.[0-9]$/ && $9 ~ /^[0-9]+\.[0-9]$/ && $10 ~ /^[0-9]+\.[0-9]$/ &&
-	$11 ~ /^[0-9]+$/ && $12 ~ /^[0-9]+\.[0-9]+$/ && $13 ~ /^([0-9]+\.[0-9]+|-)$/) { print NR": "$0 }' "$T")
-check "every row has 13 fields of the right types (bad: ${bad:-none})" test -z "$bad"
+	$11 ~ /^[0-9]+$/ && $12 ~ /^[0-9]+\.[0-9]+$/ && $13 ~ /^([0-9]+\.[0-9]+|-)$/ &&
+	$14 ~ /^(-|[^,]+\/[0-9]+:[0-9]+%(,[^,]+\/[0-9]+:[0-9]+%)*)$/ && ($2 != "-" || $14 == "-")) { print NR": "$0 }' "$T")
+check "every row has 14 fields of the right types (bad: ${bad:-none})" test -z "$bad"
 check "no blank lines" sh -c "! grep -q '^[[:space:]]*$' '$T'"
 
 # Structure: a process row, then its threads.

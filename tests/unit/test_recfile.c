@@ -106,6 +106,14 @@ static void make(struct recording *r)
 		.period_us = 100000, .start = { 10, 5, 1000000000 },
 		.end = { 40, 34, 3400000000ULL }, .read_end = true };
 	r->nr_cgroups = 1;
+	/* who ran instead while work waited: pool's time in two pieces, added into one */
+	r->ran = calloc(4, sizeof(*r->ran));
+	r->ran[0] = (struct ran_entry){ 100, 101, 0, 100, 102, "pool", 100000 };
+	r->ran[1] = (struct ran_entry){ 100, 101, 0, 300, 301, "hog", 300000 };
+	r->ran[2] = (struct ran_entry){ 100, 101, 0, 0, WPROF_RAN_NOT_KNOWN, "", 20000 };
+	r->ran[3] = (struct ran_entry){ 100, 101, 0, 100, 102, "pool", 50000 };
+	r->nr_ran = raninst__sort(r->ran, 4);
+	r->ran_recorded = true;
 	r->lines = folded__new();
 	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
 		struct rec_splitter sp = {};
@@ -216,6 +224,23 @@ static void test_roundtrip(void)
 	      b.cgroups[0].quota_us == 20000 && b.cgroups[0].period_us == 100000 &&
 	      b.cgroups[0].start.throttled_ns == 1000000000 &&
 	      b.cgroups[0].end.throttled_periods == 34, "the cgroup's limit and counts kept");
+	CHECK(b.ran_recorded && b.nr_ran == 3 && b.ran[0].runner_tid == 301 &&
+	      b.ran[1].runner_tid == 102 && b.ran[1].ns == 150000 &&
+	      !strcmp(b.ran[1].comm, "pool"), "who ran instead kept, a pair's pieces added");
+	{
+		size_t n;
+		char *js = written(&b, FORMAT_JSON, &n), *tb = written(&b, FORMAT_THREADS, &n);
+
+		CHECK(js && strstr(js, "\"ran_instead\": [{\"pid\": 300, \"tid\": 301, \"comm\": "
+				       "\"hog\", \"us\": 300}, {\"pid\": 100, \"tid\": 102, "
+				       "\"comm\": \"pool\", \"us\": 150}, {\"comm\": \"[not known]\", "
+				       "\"us\": 50}]"),
+		      "json: ran_instead by time, the rest of runqueue_us not known");
+		CHECK(tb && strstr(tb, " RAN_INSTEAD\n") && strstr(tb, " hog/301:60%,pool/102:30%\n"),
+		      "-f threads: RAN_INSTEAD, shares of the runqueue time");
+		free(js);
+		free(tb);
+	}
 	recording__free(&b);
 out:
 	recording__free(&a);
