@@ -121,6 +121,8 @@ struct record_opts {
 	 * other waits for a CPU (the bench compares the cost)
 	 */
 	bool no_throttle;
+	/* WPROF_PYTHON=off: no CPython frames read (the bench compares the cost) */
+	bool no_python;
 	/*
 	 * WPROF_UNWIND_ROWS=few: a kernel row array of 131072 rows, so that a
 	 * test runs out of room with a few programs (src/session.c)

@@ -24,6 +24,7 @@
 #include "longblocks.h"
 #include "session.h"
 #include "session_priv.h"
+#include "pyproc.h"
 #include "tphooks.h"
 #include "store.h"
 #include "util.h"
@@ -299,6 +300,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->switch_rq_clock = rq_clock_time(o, kbtf);
 	skel->rodata->steal_time = !o->no_steal && has_steal_clock(kbtf);
 	skel->rodata->throttle_time = !o->no_throttle && has_throttle_clock(kbtf);
+	skel->rodata->python_frames = !o->no_python;
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);
@@ -833,6 +835,20 @@ const char *session__switch_timing(const struct session *s, char *buf, size_t si
 	else
 		return NULL;
 	return buf;
+}
+
+int session__set_python(struct session *s, struct pyproc *py)
+{
+	if (!s->skel->rodata->python_frames)
+		return 0;
+	s->py = py;
+	return pyproc__bind(py, bpf_map__fd(s->skel->maps.py_procs),
+			    bpf_map__fd(s->skel->maps.py_codes));
+}
+
+struct pyproc *session__python(const struct session *s)
+{
+	return s->py;
 }
 
 void session__free(struct session *s)

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * CPython processes: see pyproc.h.
+ *
+ * A process runs CPython when a file it maps (the python executable, or a
+ * libpython a program embeds) defines _PyRuntime, the interpreter's state,
+ * where the list of its thread states starts. Its version is Py_Version's
+ * value (3.11 on), read from the file: each version lays its structures out
+ * differently, and only the layouts below are known; another version is
+ * named in the summary, never guessed at. Every file it maps is untrusted:
+ * only its symbol tables and one word of its data are read, with libelf's
+ * bounds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "hmap.h"
+#include "procmaps.h"
+#include "pyproc.h"
+#include "wprof.h"
+
+/*
+ * Offsets on x86-64, as offsetof() gives them with each version's headers
+ * (Include/internal/pycore_runtime.h: _PyRuntimeState.interpreters.head;
+ * pycore_interp.h: PyInterpreterState.threads.head; Include/cpython/pystate.h:
+ * PyThreadState.next, native_thread_id, cframe; pycore_frame.h: _PyCFrame,
+ * _PyInterpreterFrame; Include/cpython/code.h: PyCodeObject;
+ * Include/cpython/unicodeobject.h: sizeof PyASCIIObject and
+ * PyCompactUnicodeObject). The same in every patch release of a version.
+ */
+struct py_layout {
+	__u32 version; /* major << 8 | minor */
+	struct wprof_py_proc off;
+};
+
+static const struct py_layout layouts[] = {
+	{ 0x030b, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
+		    .ts_frame = 56, .cframe_frame = 8, .fr_code = 32, .fr_previous = 48,
+		    .fr_instr = 56, .fr_entry = 68, .co_qualname = 128, .co_filename = 112,
+		    .co_firstlineno = 72, .str_ascii = 48, .str_compact = 72,
+		    .entry_is_owner = 0 } },
+	{ 0x030c, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
+		    .ts_frame = 56, .cframe_frame = 0, .fr_code = 0, .fr_previous = 8,
+		    .fr_instr = 56, .fr_entry = 70, .co_qualname = 128, .co_filename = 112,
+		    .co_firstlineno = 68, .str_ascii = 40, .str_compact = 56,
+		    .entry_is_owner = 1 } },
+};
+
+/* A code object's names, as UTF-8. */
+struct py_name {
+	char *name, *file;
+	__u32 line;
+};
+
+/* A process found to run a CPython it knows. */
+struct py_found {
+	__u32 pid;
+	struct wprof_py_proc pp;
+};
+
+struct pyproc {
+	int procs_fd, codes_fd; /* -1 until bound */
+	struct hmap seen;  /* (pid, start_ticks) -> 1: looked at */
+	struct py_found *found; /* before the maps were bound */
+	size_t nr_found, cap_found;
+	struct hmap names; /* code id -> struct py_name */
+	struct pyproc_stats st;
+};
+
+struct pyproc *pyproc__new(void)
+{
+	struct pyproc *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->procs_fd = py->codes_fd = -1;
+	return py;
+}
+
+/* Tell the BPF side (now, or once bound) how to read @pid's frames. */
+static bool tell(struct pyproc *py, __u32 pid, const struct wprof_py_proc *pp)
+{
+	struct py_found *f;
+
+	if (py->procs_fd >= 0)
+		return !bpf_map_update_elem(py->procs_fd, &pid, pp, BPF_ANY);
+	if (py->nr_found == py->cap_found) {
+		f = realloc(py->found, (py->cap_found = py->cap_found ? 2 * py->cap_found : 16) *
+					       sizeof(*f));
+		if (!f)
+			return false;
+		py->found = f;
+	}
+	py->found[py->nr_found++] = (struct py_found){ .pid = pid, .pp = *pp };
+	return true;
+}
+
+int pyproc__bind(struct pyproc *py, int procs_fd, int codes_fd)
+{
+	int err = 0;
+
+	py->procs_fd = procs_fd;
+	py->codes_fd = codes_fd;
+	for (size_t i = 0; i < py->nr_found && !err; i++)
+		if (bpf_map_update_elem(procs_fd, &py->found[i].pid, &py->found[i].pp, BPF_ANY))
+			err = -errno;
+	free(py->found);
+	py->found = NULL;
+	py->nr_found = py->cap_found = 0;
+	return err;
+}
+
+void pyproc__free(struct pyproc *py)
+{
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->names.cap; i++) {
+		struct py_name *n = py->names.slots[i].val;
+
+		if (n) {
+			free(n->name);
+			free(n->file);
+			free(n);
+		}
+	}
+	hmap__clear(&py->names);
+	hmap__clear(&py->seen);
+	free(py->found);
+	free(py);
+}
+
+/* Whether a file of this name may be a CPython: python3.11, libpython3.11.so.1.0, python3 */
+static bool maybe_python(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "lib", 3))
+		base += 3;
+	return !strncmp(base, "python", 6);
+}
+
+struct py_syms {
+	__u64 runtime, version_at; /* symbol values (0: none) */
+	bool has_runtime, has_version;
+};
+
+/* _PyRuntime and Py_Version from the symbol table of section @scn. */
+static void find_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct py_syms *s)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, "_PyRuntime")) {
+			s->runtime = sym.st_value;
+			s->has_runtime = true;
+		} else if (!strcmp(name, "Py_Version")) {
+			s->version_at = sym.st_value;
+			s->has_version = true;
+		}
+	}
+}
+
+/* The 4-byte word at address @addr of the file's sections that hold data (not .bss). */
+static bool read_word32(Elf *elf, __u64 addr, __u32 *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (addr < sh.sh_addr || addr + 4 > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr + 4 > d->d_size)
+			return false;
+		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), 4);
+		return true;
+	}
+	return false;
+}
+
+/* Where the file mapped at @m is loaded: its load bias, from its program headers. */
+static bool load_bias(Elf *elf, const struct proc_map *m, __u64 *bias)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* the segment that holds the mapping's first file page */
+		if (m->pgoff < (ph.p_offset & ~0xfffULL) || m->pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		*bias = m->start - (ph.p_vaddr + (m->pgoff - ph.p_offset));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Look at file @m of @pid: 1 if it is a CPython whose frames can now be
+ * read, 0 if it is none, -1 if it is one of a version not known (@ver set).
+ */
+static int look_at(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_map *m,
+		   char *ver, size_t ver_size)
+{
+	struct py_syms s = {};
+	struct wprof_py_proc pp;
+	Elf_Scn *scn = NULL;
+	__u32 version = 0, key = pid;
+	__u64 bias;
+	int fd, ret = 0;
+	Elf *elf;
+
+	fd = procmaps__open_file(pid, m);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			find_syms(elf, scn, &sh, &s);
+	}
+	if (!s.has_runtime)
+		goto out;
+	if (s.has_version && read_word32(elf, s.version_at, &version))
+		version >>= 16; /* PY_VERSION_HEX: major, minor, micro, level */
+	ret = -1;
+	snprintf(ver, ver_size, version ? "%u.%u" : "before 3.11", version >> 8, version & 0xff);
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		if (layouts[i].version != version || !load_bias(elf, m, &bias))
+			continue;
+		pp = layouts[i].off;
+		pp.start_ticks = start_ticks;
+		pp.runtime = bias + s.runtime;
+		ret = tell(py, key, &pp) ? 1 : 0;
+		break;
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_maps *maps)
+{
+	const char *last = NULL;
+	char ver[16] = "";
+	void *old;
+
+	if (!py || hmap__get(&py->seen, pid, start_ticks))
+		return;
+	if (hmap__put(&py->seen, pid, start_ticks, (void *)1, &old))
+		return;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
+		int r;
+
+		if (!m->path || m->path[0] != '/' || !maybe_python(m->path) ||
+		    (last && !strcmp(last, m->path)))
+			continue;
+		last = m->path;
+		r = look_at(py, pid, start_ticks, m, ver, sizeof(ver));
+		if (r > 0) {
+			py->st.procs++;
+			return;
+		}
+		if (r < 0) {
+			if (!py->st.unknown++)
+				snprintf(py->st.unknown_ver, sizeof(py->st.unknown_ver), "%s", ver);
+			return;
+		}
+	}
+}
+
+/* @len bytes of @kind bytes a character (1: Latin-1, 2: UCS-2, 4: UCS-4) as UTF-8. */
+static char *to_utf8(const char *s, size_t len, unsigned int kind, bool cut)
+{
+	char *out = malloc(len / (kind ? kind : 1) * 4 + 5), *p = out;
+
+	if (!out)
+		return NULL;
+	if (!kind) {
+		strcpy(out, "?");
+		return out;
+	}
+	for (size_t i = 0; i + kind <= len; i += kind) {
+		__u32 c = 0;
+
+		memcpy(&c, s + i, kind); /* little-endian */
+		if (c < 0x80) {
+			*p++ = c;
+		} else if (c < 0x800) {
+			*p++ = 0xc0 | c >> 6;
+			*p++ = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			*p++ = 0xe0 | c >> 12;
+			*p++ = 0x80 | (c >> 6 & 0x3f);
+			*p++ = 0x80 | (c & 0x3f);
+		} else if (c < 0x110000) {
+			*p++ = 0xf0 | c >> 18;
+			*p++ = 0x80 | (c >> 12 & 0x3f);
+			*p++ = 0x80 | (c >> 6 & 0x3f);
+			*p++ = 0x80 | (c & 0x3f);
+		}
+	}
+	if (cut) {
+		strcpy(p, "...");
+		p += 3;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Name the code object of @v: 0, or -ENOMEM. */
+static int keep_name(struct pyproc *py, const struct wprof_py_code *v)
+{
+	struct py_name *n;
+	void *old;
+
+	if (hmap__get(&py->names, v->id, 0))
+		return 0;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->name = to_utf8(v->name, v->name_len < sizeof(v->name) ? v->name_len : sizeof(v->name),
+			  v->name_kind, v->name_cut);
+	n->file = to_utf8(v->file, v->file_len < sizeof(v->file) ? v->file_len : sizeof(v->file),
+			  v->file_kind, v->file_cut);
+	n->line = v->firstlineno;
+	if (!n->name || !n->file || hmap__put(&py->names, v->id, 0, n, &old)) {
+		free(n->name);
+		free(n->file);
+		free(n);
+		return -ENOMEM;
+	}
+	py->st.codes++;
+	return 0;
+}
+
+void pyproc__take_codes(struct pyproc *py)
+{
+	struct wprof_py_code_key *keys = NULL, *k, next;
+	struct wprof_py_code v;
+	size_t nr = 0, cap = 0;
+
+	if (!py || py->codes_fd < 0)
+		return;
+	/* the keys first: entries the BPF side adds meanwhile wait for the next call */
+	while (!bpf_map_get_next_key(py->codes_fd, nr ? &keys[nr - 1] : NULL, &next)) {
+		if (nr == cap) {
+			k = realloc(keys, (cap = cap ? 2 * cap : 256) * sizeof(*keys));
+			if (!k)
+				break;
+			keys = k;
+		}
+		keys[nr++] = next;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		/* kept before it goes: the BPF side names a code object seen again anew */
+		if (!bpf_map_lookup_elem(py->codes_fd, &keys[i], &v) && keep_name(py, &v))
+			break;
+		bpf_map_delete_elem(py->codes_fd, &keys[i]);
+	}
+	free(keys);
+}
+
+void pyproc__frame_name(const struct pyproc *py, __u64 w, char *buf, size_t size)
+{
+	static const char *const cuts[WPROF_PY_CUT_CNT] = {
+		[WPROF_PY_CUT_READ] = "[py: cut: frame unreadable]",
+		[WPROF_PY_CUT_DEPTH] = "[py: cut: too deep]",
+		[WPROF_PY_CUT_THREAD] = "[py: cut: thread state unreadable]",
+	};
+	const struct py_name *n;
+	const char *base;
+
+	if (w >> 48 == WPROF_FRAME_PY_CUT >> 48) {
+		__u64 c = w & 0xffff;
+
+		snprintf(buf, size, "%s", c < WPROF_PY_CUT_CNT && cuts[c] ? cuts[c] : "[py: cut]");
+		return;
+	}
+	n = py ? hmap__get(&py->names, w & 0xffffffffULL, 0) : NULL;
+	if (!n) {
+		snprintf(buf, size, "[py: code not named]");
+		return;
+	}
+	base = strrchr(n->file, '/');
+	snprintf(buf, size, "%s (%s:%u)", n->name, base ? base + 1 : n->file, n->line);
+}
+
+void pyproc__print_notes(const struct pyproc *py, FILE *f)
+{
+	if (!py || !py->st.unknown)
+		return;
+	fprintf(f, "wprof: %zu process%s run%s CPython %s, whose frames wprof cannot read yet (it "
+		"reads 3.11 and 3.12): %s stacks show the interpreter's C functions only\n",
+		py->st.unknown, py->st.unknown == 1 ? "" : "es", py->st.unknown == 1 ? "s" : "",
+		py->st.unknown_ver, py->st.unknown == 1 ? "its" : "their");
+}
+
+void pyproc__stats(const struct pyproc *py, struct pyproc_stats *out)
+{
+	if (py)
+		*out = py->st;
+	else
+		memset(out, 0, sizeof(*out));
+}
