@@ -147,6 +147,20 @@ static bool maybe_python(const char *path)
 	return !strncmp(base, "python", 6);
 }
 
+/* "3.10" from ".../libpython3.10.so.1.0" or ".../python3.10"; "before 3.11" if not there. */
+static void name_version(const char *path, char *ver, size_t size)
+{
+	const char *base = strrchr(path, '/'), *p;
+	unsigned int major, minor;
+
+	base = base ? base + 1 : path;
+	p = strstr(base, "python");
+	if (p && sscanf(p, "python%u.%u", &major, &minor) == 2 && major < 10 && minor < 100)
+		snprintf(ver, size, "%u.%u", major, minor);
+	else
+		snprintf(ver, size, "before 3.11");
+}
+
 struct py_syms {
 	__u64 runtime, version_at; /* symbol values (0: none) */
 	bool has_runtime, has_version;
@@ -255,7 +269,10 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, const struct p
 	if (s.has_version && read_word32(elf, s.version_at, &version))
 		version >>= 16; /* PY_VERSION_HEX: major, minor, micro, level */
 	ret = -1;
-	snprintf(ver, ver_size, version ? "%u.%u" : "before 3.11", version >> 8, version & 0xff);
+	if (version)
+		snprintf(ver, ver_size, "%u.%u", version >> 8, version & 0xff);
+	else /* before 3.11: the file's name says it, if anything does */
+		name_version(m->path, ver, ver_size);
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (layouts[i].version != version || !load_bias(elf, m, &bias))
 			continue;
