@@ -295,7 +295,8 @@ static __always_inline void py_read(struct wprof_stack *st, struct task_struct *
 	if (!python_frames)
 		return;
 	w->pp = bpf_map_lookup_elem(&py_procs, &pid);
-	if (!w->pp || w->pp->start_ticks != start_ticks(BPF_CORE_READ(task, group_leader)))
+	if (!w->pp || w->pp->start_ticks != start_ticks(BPF_CORE_READ(task, group_leader)) ||
+	    w->pp->start_stack != BPF_CORE_READ(task, mm, start_stack))
 		return;
 	s = w->s = bpf_map_lookup_elem(&py_states, &slot);
 	if (!s)

@@ -286,6 +286,7 @@ enum wprof_py_cut {
  */
 struct wprof_py_proc {
 	__u64 start_ticks;   /* the process's (see struct wprof_proc_maps) */
+	__u64 start_stack;   /* mm->start_stack of the program found: another exec'd has another */
 	__u64 runtime;       /* the address of _PyRuntime */
 	__u16 interp_head;   /* _PyRuntimeState.interpreters.head */
 	__u16 threads_head;  /* PyInterpreterState.threads.head */

@@ -12,6 +12,7 @@
  * bounds.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -67,7 +68,8 @@ struct py_found {
 
 struct pyproc {
 	int procs_fd, codes_fd; /* -1 until bound */
-	struct hmap seen;  /* (pid, start_ticks) -> 1: looked at */
+	/* (pid, start_ticks) -> its stack's start (an exec moves it) + 1: looked at */
+	struct hmap seen;
 	struct py_found *found; /* before the maps were bound */
 	size_t nr_found, cap_found;
 	struct hmap names; /* code id -> struct py_name */
@@ -241,8 +243,8 @@ static bool load_bias(Elf *elf, const struct proc_map *m, __u64 *bias)
  * Look at file @m of @pid: 1 if it is a CPython whose frames can now be
  * read, 0 if it is none, -1 if it is one of a version not known (@ver set).
  */
-static int look_at(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_map *m,
-		   char *ver, size_t ver_size)
+static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_stack,
+		   const struct proc_map *m, char *ver, size_t ver_size)
 {
 	struct py_syms s = {};
 	struct wprof_py_proc pp;
@@ -278,6 +280,7 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, const struct p
 			continue;
 		pp = layouts[i].off;
 		pp.start_ticks = start_ticks;
+		pp.start_stack = start_stack;
 		pp.runtime = bias + s.runtime;
 		ret = tell(py, key, &pp) ? 1 : 0;
 		break;
@@ -289,15 +292,31 @@ out:
 	return ret;
 }
 
+/* @pid runs no CPython wprof reads (any more). */
+static void forget(struct pyproc *py, __u32 pid)
+{
+	size_t j = 0;
+
+	if (py->procs_fd >= 0) {
+		bpf_map_delete_elem(py->procs_fd, &pid);
+		return;
+	}
+	for (size_t i = 0; i < py->nr_found; i++)
+		if (py->found[i].pid != pid)
+			py->found[j++] = py->found[i];
+	py->nr_found = j;
+}
+
 void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_maps *maps)
 {
 	const char *last = NULL;
 	char ver[16] = "";
 	void *old;
 
-	if (!py || hmap__get(&py->seen, pid, start_ticks))
+	/* once per program: an exec (CMD's of wprof's own child, too) is looked at anew */
+	if (!py || hmap__get(&py->seen, pid, start_ticks) == (void *)(uintptr_t)(maps->start_stack + 1))
 		return;
-	if (hmap__put(&py->seen, pid, start_ticks, (void *)1, &old))
+	if (hmap__put(&py->seen, pid, start_ticks, (void *)(uintptr_t)(maps->start_stack + 1), &old))
 		return;
 	for (size_t i = 0; i < maps->nr; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -307,7 +326,7 @@ void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struc
 		    (last && !strcmp(last, m->path)))
 			continue;
 		last = m->path;
-		r = look_at(py, pid, start_ticks, m, ver, sizeof(ver));
+		r = look_at(py, pid, start_ticks, maps->start_stack, m, ver, sizeof(ver));
 		if (r > 0) {
 			py->st.procs++;
 			return;
@@ -315,9 +334,11 @@ void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struc
 		if (r < 0) {
 			if (!py->st.unknown++)
 				snprintf(py->st.unknown_ver, sizeof(py->st.unknown_ver), "%s", ver);
-			return;
+			break;
 		}
 	}
+	/* not (or no longer: an exec) a CPython wprof reads */
+	forget(py, pid);
 }
 
 /* @len bytes of @kind bytes a character (1: Latin-1, 2: UCS-2, 4: UCS-4) as UTF-8. */
