@@ -46,7 +46,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 8192);
 	__type(key, struct wprof_py_code_key);
 	__type(value, struct wprof_py_code);
 } py_codes SEC(".maps") __weak;
@@ -135,6 +135,9 @@ static __always_inline long py_ts_step(struct py_walk *w, bool other)
 #define PY_STR_STATE 32
 #define PY_STR_COMPACT 0x20
 #define PY_STR_ASCII 0x40
+/* PyBytesObject's ob_size and ob_sval, the same too */
+#define PY_BYTES_SIZE 16
+#define PY_BYTES_DATA 32
 
 /*
  * The text of str object @obj into @dst (@room bytes, a power of 2): its
@@ -198,6 +201,22 @@ static __always_inline __u32 py_code_id(struct py_walk *w, __u64 code, bool othe
 	py_str(w, key->filename, v->file, WPROF_PY_FILE_LEN, &v->file_len, &v->file_kind,
 	       &v->file_cut, other);
 	v->firstlineno = py_word(w, code + w->pp->co_firstlineno, &w->s->word) ? 0 : (__u32)w->s->word;
+	v->lines_len = 0;
+	if (!py_word(w, code + w->pp->co_linetable, &w->s->word) && w->s->word) {
+		/* a bytes object: its size, then its bytes after the header */
+		__u64 obj = w->s->word, n;
+
+		if (!py_word(w, obj + PY_BYTES_SIZE, &n)) {
+			if (n > WPROF_PY_LINES_LEN)
+				n = WPROF_PY_LINES_LEN;
+			barrier_var(n);
+			if (n && n <= WPROF_PY_LINES_LEN &&
+			    !(other ? bpf_copy_from_user_task(v->lines, n, (void *)(obj + PY_BYTES_DATA),
+							      w->task, 0) :
+				      bpf_probe_read_user(v->lines, n, (void *)(obj + PY_BYTES_DATA))))
+				v->lines_len = n;
+		}
+	}
 	v->id = __sync_fetch_and_add(&py_code_seq, 1) + 1;
 	if (bpf_map_update_elem(&py_codes, key, v, BPF_NOEXIST)) {
 		struct wprof_py_code *again = bpf_map_lookup_elem(&py_codes, key);

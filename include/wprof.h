@@ -301,10 +301,11 @@ struct wprof_py_proc {
 	__u16 co_qualname;   /* PyCodeObject's */
 	__u16 co_filename;
 	__u16 co_firstlineno;
+	__u16 co_linetable;
 	__u16 str_ascii;     /* sizeof(PyASCIIObject): where a compact ASCII string's text is */
 	__u16 str_compact;   /* sizeof(PyCompactUnicodeObject): ... any other compact string's */
 	__u8 entry_is_owner; /* 0: fr_entry is is_entry; 1: a shim frame has owner 3 (3.12 on) */
-	__u8 pad[5];
+	__u8 pad[3];
 };
 
 /*
@@ -321,14 +322,19 @@ struct wprof_py_code_key {
 
 #define WPROF_PY_NAME_LEN 64
 #define WPROF_PY_FILE_LEN 128
+#define WPROF_PY_LINES_LEN 512
 struct wprof_py_code {
 	__u32 id;
 	__u32 firstlineno;
 	__u16 name_len, file_len;  /* bytes in name[], file[] */
 	__u8 name_kind, file_kind; /* bytes per character (1, 2, 4); 0: could not be read */
 	__u8 name_cut, file_cut;   /* longer than the room */
+	__u16 lines_len;           /* bytes in lines[]: the start of co_linetable */
+	__u16 pad;
 	char name[WPROF_PY_NAME_LEN];
 	char file[WPROF_PY_FILE_LEN];
+	/* its location table (the line of each instruction), as far as it fits */
+	unsigned char lines[WPROF_PY_LINES_LEN];
 };
 
 /* A closed off-CPU interval that was walked, for the stacks. */

@@ -38,26 +38,30 @@
  */
 struct py_layout {
 	__u32 version; /* major << 8 | minor */
+	__u32 code_units; /* PyCodeObject.co_code_adaptive: where its instructions are */
 	struct wprof_py_proc off;
 };
 
 static const struct py_layout layouts[] = {
-	{ 0x030b, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
+	{ 0x030b, 184, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
 		    .ts_frame = 56, .cframe_frame = 8, .fr_code = 32, .fr_previous = 48,
 		    .fr_instr = 56, .fr_entry = 68, .co_qualname = 128, .co_filename = 112,
-		    .co_firstlineno = 72, .str_ascii = 48, .str_compact = 72,
+		    .co_firstlineno = 72, .co_linetable = 136, .str_ascii = 48, .str_compact = 72,
 		    .entry_is_owner = 0 } },
-	{ 0x030c, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
+	{ 0x030c, 192, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
 		    .ts_frame = 56, .cframe_frame = 0, .fr_code = 0, .fr_previous = 8,
 		    .fr_instr = 56, .fr_entry = 70, .co_qualname = 128, .co_filename = 112,
-		    .co_firstlineno = 68, .str_ascii = 40, .str_compact = 56,
+		    .co_firstlineno = 68, .co_linetable = 136, .str_ascii = 40, .str_compact = 56,
 		    .entry_is_owner = 1 } },
 };
 
 /* A code object's names, as UTF-8. */
 struct py_name {
 	char *name, *file;
-	__u32 line;
+	__u32 line;       /* its first */
+	__u32 code_units; /* where its instructions begin (0: not known) */
+	unsigned char *lines; /* the start of its location table */
+	size_t nlines;
 };
 
 /* A process found to run a CPython it knows. */
@@ -70,6 +74,7 @@ struct pyproc {
 	int procs_fd, codes_fd; /* -1 until bound */
 	/* (pid, start_ticks) -> its stack's start (an exec moves it) + 1: looked at */
 	struct hmap seen;
+	struct hmap units; /* pid -> its version's code_units (struct py_layout) */
 	struct py_found *found; /* before the maps were bound */
 	size_t nr_found, cap_found;
 	struct hmap names; /* code id -> struct py_name */
@@ -129,11 +134,13 @@ void pyproc__free(struct pyproc *py)
 		if (n) {
 			free(n->name);
 			free(n->file);
+			free(n->lines);
 			free(n);
 		}
 	}
 	hmap__clear(&py->names);
 	hmap__clear(&py->seen);
+	hmap__clear(&py->units);
 	free(py->found);
 	free(py);
 }
@@ -278,7 +285,11 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_st
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (layouts[i].version != version || !load_bias(elf, m, &bias))
 			continue;
+		void *old;
+
 		pp = layouts[i].off;
+		if (hmap__put(&py->units, key, 0, (void *)(uintptr_t)layouts[i].code_units, &old))
+			break;
 		pp.start_ticks = start_ticks;
 		pp.start_stack = start_stack;
 		pp.runtime = bias + s.runtime;
@@ -380,8 +391,8 @@ static char *to_utf8(const char *s, size_t len, unsigned int kind, bool cut)
 	return out;
 }
 
-/* Name the code object of @v: 0, or -ENOMEM. */
-static int keep_name(struct pyproc *py, const struct wprof_py_code *v)
+/* Name the code object of @v, of process @pid: 0, or -ENOMEM. */
+static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v)
 {
 	struct py_name *n;
 	void *old;
@@ -396,9 +407,17 @@ static int keep_name(struct pyproc *py, const struct wprof_py_code *v)
 	n->file = to_utf8(v->file, v->file_len < sizeof(v->file) ? v->file_len : sizeof(v->file),
 			  v->file_kind, v->file_cut);
 	n->line = v->firstlineno;
+	n->code_units = (uintptr_t)hmap__get(&py->units, pid, 0);
+	n->nlines = v->lines_len < sizeof(v->lines) ? v->lines_len : sizeof(v->lines);
+	n->lines = n->nlines ? malloc(n->nlines) : NULL;
+	if (n->lines)
+		memcpy(n->lines, v->lines, n->nlines);
+	else
+		n->nlines = 0;
 	if (!n->name || !n->file || hmap__put(&py->names, v->id, 0, n, &old)) {
 		free(n->name);
 		free(n->file);
+		free(n->lines);
 		free(n);
 		return -ENOMEM;
 	}
@@ -426,14 +445,79 @@ void pyproc__take_codes(struct pyproc *py)
 	}
 	for (size_t i = 0; i < nr; i++) {
 		/* kept before it goes: the BPF side names a code object seen again anew */
-		if (!bpf_map_lookup_elem(py->codes_fd, &keys[i], &v) && keep_name(py, &v))
+		if (!bpf_map_lookup_elem(py->codes_fd, &keys[i], &v) && keep_name(py, keys[i].pid, &v))
 			break;
 		bpf_map_delete_elem(py->codes_fd, &keys[i]);
 	}
 	free(keys);
 }
 
-void pyproc__frame_name(const struct pyproc *py, __u64 w, char *buf, size_t size)
+/* A varint of the location table at @t[*@i] (6 bits a byte, the low first), *@i moved on. */
+static __u64 varint(const unsigned char *t, size_t n, size_t *i)
+{
+	__u64 v = 0;
+	int shift = 0;
+
+	while (*i < n && shift < 60) {
+		unsigned char b = t[(*i)++];
+
+		v |= (__u64)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+/*
+ * The line of code unit @unit, from location table @t (@n bytes, the start
+ * of it maybe) of a function whose first line is @line (3.11 on: each entry
+ * a first byte 1CCCCLLL, C its kind, L + 1 the units it covers, then the
+ * line's change as its kind has it). -1: not known (past @n, or none).
+ */
+static long table_line(const unsigned char *t, size_t n, long line, size_t unit)
+{
+	size_t i = 0, at = 0;
+
+	while (i < n) {
+		unsigned char b = t[i++];
+		int kind = (b >> 3) & 15;
+		size_t len = (b & 7) + 1;
+		__u64 d;
+
+		if (!(b & 0x80))
+			return -1; /* not an entry's first byte: not such a table */
+		switch (kind) {
+		case 15: /* no location */
+			break;
+		case 14: /* long form: line change, end line, columns */
+		case 13: /* no columns: the line's change only */
+			d = varint(t, n, &i);
+			line += d & 1 ? -(long)(d >> 1) : (long)(d >> 1);
+			if (kind == 14) {
+				varint(t, n, &i);
+				varint(t, n, &i);
+				varint(t, n, &i);
+			}
+			break;
+		case 10: case 11: case 12: /* one line, 0 to 2 below, two column bytes */
+			line += kind - 10;
+			i += 2;
+			break;
+		default: /* short form: the same line, a column byte */
+			i += 1;
+			break;
+		}
+		if (i > n)
+			return -1;
+		if (unit < at + len)
+			return kind == 15 ? -1 : line;
+		at += len;
+	}
+	return -1;
+}
+
+void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size)
 {
 	static const char *const cuts[WPROF_PY_CUT_CNT] = {
 		[WPROF_PY_CUT_READ] = "[py: cut: frame unreadable]",
@@ -442,6 +526,7 @@ void pyproc__frame_name(const struct pyproc *py, __u64 w, char *buf, size_t size
 	};
 	const struct py_name *n;
 	const char *base;
+	long line = -1;
 
 	if (w >> 48 == WPROF_FRAME_PY_CUT >> 48) {
 		__u64 c = w & 0xffff;
@@ -454,8 +539,16 @@ void pyproc__frame_name(const struct pyproc *py, __u64 w, char *buf, size_t size
 		snprintf(buf, size, "[py: code not named]");
 		return;
 	}
+	/* the line it is at, where its instruction and table say it; else its first */
+	at &= 0xffffffffULL;
+	if (n->code_units && at >= n->code_units && (at >> 48) == 0)
+		line = table_line(n->lines, n->nlines, n->line, (at - n->code_units) / 2);
 	base = strrchr(n->file, '/');
-	snprintf(buf, size, "%s (%s:%u)", n->name, base ? base + 1 : n->file, n->line);
+	base = base ? base + 1 : n->file;
+	if (line < 0) /* past the part of its table kept (a long function) */
+		snprintf(buf, size, "%s (%s)", n->name, base);
+	else
+		snprintf(buf, size, "%s (%s:%ld)", n->name, base, line);
 }
 
 void pyproc__print_notes(const struct pyproc *py, FILE *f)

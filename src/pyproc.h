@@ -38,11 +38,12 @@ void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struc
 void pyproc__take_codes(struct pyproc *py);
 
 /*
- * The name of Python frame word @w (WPROF_FRAME_PY or WPROF_FRAME_PY_CUT):
- * "qualname (file.py:LINE)", LINE the function's first; "[py: ...]" for
- * a cut or a code object whose name was not kept.
+ * The name of Python frame word @w (WPROF_FRAME_PY or WPROF_FRAME_PY_CUT),
+ * @at the WPROF_FRAME_PY_AT word after it (0: none): "qualname (file.py:LINE)",
+ * LINE the one it was at ("qualname (file.py)" where not known); "[py: ...]"
+ * for a cut or a code object whose name was not kept.
  */
-void pyproc__frame_name(const struct pyproc *py, __u64 w, char *buf, size_t size);
+void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size);
 
 struct pyproc_stats {
 	size_t procs;        /* processes whose Python frames were read */

@@ -11,7 +11,8 @@
 #   own Python call path (the qualnames, in order, root first, exactly as
 #   Python gives them), with the native frames kept below it
 #   (clock_nanosleep, or the futex wait for the interpreter's lock after it,
-#   under the sleeper's; a futex wait under the waiter's);
+#   under the sleeper's; a futex wait under the waiter's), 90% or more of
+#   it at the lines Python gives for each frame;
 # - the burner's on-CPU time is 90% or more under burn_leaf;
 # - nothing lost to the Python frames (no [py: ...] frame).
 # A CPython 3.10 or 3.13 installed: the summary names its version as one
@@ -70,11 +71,12 @@ for l in open(truth):
     tid, c, n = l.split()
     tid, n = int(tid), int(n)
     if n > want.get(tid, ("", 0))[1]:
-        want[tid] = (c.split(";"), n)
-py = re.compile(r"^(.*) \([^()]*\.py:\d+\)$")
+        want[tid] = ([f.split("@") for f in c.split(";")], n)
+py = re.compile(r"^(.*) \([^()]*\.py(?::(\d+))?\)$")
 
-def pyframes(s):
-    return [py.match(f).group(1) for f in s["frames"] if py.match(f)]
+def pyframes(s, lines=False):
+    return [[py.match(f).group(1), py.match(f).group(2)] if lines else py.match(f).group(1)
+            for f in s["frames"] if py.match(f)]
 
 def after_python(s):
     last = max(i for i, f in enumerate(s["frames"]) if py.match(f))
@@ -86,10 +88,11 @@ for role in ("sleeper", "waiter"):
     native = natives[role]
     other = {}
     tid = tids[role]
-    path = want[tid][0]
+    path = [q for q, line in want[tid][0]]
     ss = [s for s in j["stacks"] if s["tid"] == tid and s["tag"].startswith("off-cpu")]
     tot = sum(s["total_us"] for s in ss)
     mine = [s for s in ss if pyframes(s) == path]
+    lined = sum(s["total_us"] for s in mine if pyframes(s, True) == want[tid][0])
     for s in ss:
         if pyframes(s) != path:
             k = ";".join(s["frames"][-14:])
@@ -102,6 +105,9 @@ for role in ("sleeper", "waiter"):
           ("ok" if tot and good >= 0.95 * tot else "bad", role, ";".join(path), good, tot))
     print("check %s: ... with %s among the native frames below it: %d of %d us" %
           ("ok" if good and below >= 0.95 * good else "bad", native.pattern, below, good))
+    print("check %s: ... at the lines Python gives (%s): %d of %d us" %
+          ("ok" if good and lined >= 0.9 * good else "bad",
+           ";".join("%s:%s" % (q, l) for q, l in want[tid][0][-3:]), lined, good))
 tid = tids["burner"]
 ss = [s for s in j["stacks"] if s["tid"] == tid and s["tag"] == "on-cpu"]
 tot = sum(s["total_us"] for s in ss)

@@ -5,9 +5,9 @@ Three threads, each several functions deep: `sleeper` naps in time.sleep(),
 `waiter` waits for a lock that `holder` keeps most of the time, `burner`
 computes. Prints "thread NAME TID" for each, then "ready"; after -d SECONDS
 (from ready) it writes, for each thread, what Python itself says it is
-running (sys._current_frames(), read N times a second), to -o FILE:
-"TID QUALNAME;QUALNAME;..." lines, root first, one per distinct stack, with
-how many times it was seen. Runs -n SECONDS in all.
+running (sys._current_frames(), read 100 times a second), to -o FILE:
+"TID QUALNAME@LINE;QUALNAME@LINE;... COUNT" lines, root first, one per
+distinct stack, with how many times it was seen. Runs -n SECONDS in all.
 """
 import argparse
 import sys
@@ -72,7 +72,8 @@ def chain(frame):
     out = []
     while frame is not None:
         code = frame.f_code
-        out.append(getattr(code, "co_qualname", code.co_name))  # 3.11 on: qualified
+        # 3.11 on: qualified
+        out.append("%s@%d" % (getattr(code, "co_qualname", code.co_name), frame.f_lineno))
         frame = frame.f_back
     return ";".join(reversed(out))
 
