@@ -38,28 +38,88 @@
  */
 struct py_layout {
 	__u32 version; /* major << 8 | minor */
-	__u32 code_units; /* PyCodeObject.co_code_adaptive: where its instructions are */
+	__u16 code_units; /* PyCodeObject.co_code_adaptive: where its instructions are */
+	bool instr_next; /* the instruction a frame is at is the one before its instr_ptr */
 	struct wprof_py_proc off;
 };
 
 static const struct py_layout layouts[] = {
-	{ 0x030b, 184, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
+	{ 0x030b, 184, false, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
 		    .ts_frame = 56, .cframe_frame = 8, .fr_code = 32, .fr_previous = 48,
 		    .fr_instr = 56, .fr_entry = 68, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 72, .co_linetable = 136, .str_ascii = 48, .str_compact = 72,
 		    .entry_is_owner = 0 } },
-	{ 0x030c, 192, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
+	{ 0x030c, 192, false, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
 		    .ts_frame = 56, .cframe_frame = 0, .fr_code = 0, .fr_previous = 8,
 		    .fr_instr = 56, .fr_entry = 70, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 68, .co_linetable = 136, .str_ascii = 40, .str_compact = 56,
 		    .entry_is_owner = 1 } },
 };
 
+/*
+ * 3.13 on: _PyRuntime begins with _Py_DebugOffsets (Include/internal/
+ * pycore_runtime.h), the offsets of this very build, which its initializer
+ * in the file holds. Where the fields wprof needs are, in 3.13 (offsetof()).
+ */
+#define DBG_SIZE 584 /* sizeof(_Py_DebugOffsets), 3.13 */
+#define DBG_VERSION 8
+#define DBG_FREE_THREADED 16
+#define DBG_INTERP_HEAD 40
+#define DBG_THREADS_HEAD 72
+#define DBG_TS_NEXT 168
+#define DBG_TS_FRAME 184
+#define DBG_TS_NATIVE_TID 200
+#define DBG_FR_PREVIOUS 232
+#define DBG_FR_CODE 240
+#define DBG_FR_INSTR 248
+#define DBG_FR_OWNER 264
+#define DBG_CO_FILENAME 280
+#define DBG_CO_QUALNAME 296
+#define DBG_CO_LINETABLE 304
+#define DBG_CO_FIRSTLINENO 312
+#define DBG_CO_CODE 344
+#define DBG_STR_ASCII 560
+
+/* The layout of a 3.13 build from its debug offsets at @buf: false if they are not such. */
+static bool layout_313(const unsigned char *buf, struct py_layout *out)
+{
+	static const int fields[] = {
+		DBG_INTERP_HEAD, DBG_THREADS_HEAD, DBG_TS_NEXT, DBG_TS_FRAME, DBG_TS_NATIVE_TID,
+		DBG_FR_PREVIOUS, DBG_FR_CODE, DBG_FR_INSTR, DBG_FR_OWNER, DBG_CO_FILENAME,
+		DBG_CO_QUALNAME, DBG_CO_LINETABLE, DBG_CO_FIRSTLINENO, DBG_CO_CODE, DBG_STR_ASCII,
+	};
+	__u64 v[sizeof(fields) / sizeof(fields[0])], x;
+
+	if (memcmp(buf, "xdebugpy", 8))
+		return false;
+	memcpy(&x, buf + DBG_VERSION, 8);
+	if ((x >> 16) != 0x030d)
+		return false;
+	memcpy(&x, buf + DBG_FREE_THREADED, 8);
+	if (x) /* a free-threaded build: its objects are laid out otherwise */
+		return false;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		memcpy(&v[i], buf + fields[i], 8);
+		if (v[i] >= WPROF_PY_NONE)
+			return false;
+	}
+	*out = (struct py_layout){
+		.version = 0x030d, .code_units = v[13], .instr_next = true,
+		.off = { .interp_head = v[0], .threads_head = v[1], .ts_next = v[2], .ts_frame = v[3],
+			 .ts_native_tid = v[4], .cframe_frame = WPROF_PY_NONE, .fr_previous = v[5],
+			 .fr_code = v[6], .fr_instr = v[7], .fr_entry = v[8], .co_filename = v[9],
+			 .co_qualname = v[10], .co_linetable = v[11], .co_firstlineno = v[12],
+			 .str_ascii = v[14], .str_compact = v[14] + 16, .entry_is_owner = 1 },
+	};
+	return true;
+}
+
 /* A code object's names, as UTF-8. */
 struct py_name {
 	char *name, *file;
 	__u32 line;       /* its first */
 	__u32 code_units; /* where its instructions begin (0: not known) */
+	bool instr_next;  /* a frame's instruction is the one before the word's */
 	unsigned char *lines; /* the start of its location table */
 	size_t nlines;
 };
@@ -203,8 +263,8 @@ static void find_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct py_sym
 	}
 }
 
-/* The 4-byte word at address @addr of the file's sections that hold data (not .bss). */
-static bool read_word32(Elf *elf, __u64 addr, __u32 *out)
+/* @len bytes at address @addr of the file's sections that hold data (not .bss). */
+static bool read_at(Elf *elf, __u64 addr, void *out, size_t len)
 {
 	Elf_Scn *scn = NULL;
 
@@ -214,12 +274,12 @@ static bool read_word32(Elf *elf, __u64 addr, __u32 *out)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC))
 			continue;
-		if (addr < sh.sh_addr || addr + 4 > sh.sh_addr + sh.sh_size)
+		if (addr < sh.sh_addr || addr + len > sh.sh_addr + sh.sh_size)
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || addr - sh.sh_addr + 4 > d->d_size)
+		if (!d || !d->d_buf || addr - sh.sh_addr + len > d->d_size)
 			return false;
-		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), 4);
+		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), len);
 		return true;
 	}
 	return false;
@@ -253,6 +313,9 @@ static bool load_bias(Elf *elf, const struct proc_map *m, __u64 *bias)
 static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_stack,
 		   const struct proc_map *m, char *ver, size_t ver_size)
 {
+	const struct py_layout *found = NULL;
+	unsigned char dbg[DBG_SIZE];
+	struct py_layout l313;
 	struct py_syms s = {};
 	struct wprof_py_proc pp;
 	Elf_Scn *scn = NULL;
@@ -275,26 +338,30 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_st
 	}
 	if (!s.has_runtime)
 		goto out;
-	if (s.has_version && read_word32(elf, s.version_at, &version))
+	if (s.has_version && read_at(elf, s.version_at, &version, sizeof(version)))
 		version >>= 16; /* PY_VERSION_HEX: major, minor, micro, level */
 	ret = -1;
 	if (version)
 		snprintf(ver, ver_size, "%u.%u", version >> 8, version & 0xff);
 	else /* before 3.11: the file's name says it, if anything does */
 		name_version(m->path, ver, ver_size);
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		if (layouts[i].version != version || !load_bias(elf, m, &bias))
-			continue;
+	if (version == 0x030d && read_at(elf, s.runtime, dbg, sizeof(dbg)) && layout_313(dbg, &l313))
+		found = &l313;
+	for (size_t i = 0; !found && i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].version == version)
+			found = &layouts[i];
+	if (found && load_bias(elf, m, &bias)) {
 		void *old;
 
-		pp = layouts[i].off;
-		if (hmap__put(&py->units, key, 0, (void *)(uintptr_t)layouts[i].code_units, &old))
-			break;
+		pp = found->off;
+		if (hmap__put(&py->units, key, 0,
+			      (void *)(uintptr_t)(found->code_units | (__u32)found->instr_next << 16),
+			      &old))
+			goto out;
 		pp.start_ticks = start_ticks;
 		pp.start_stack = start_stack;
 		pp.runtime = bias + s.runtime;
 		ret = tell(py, key, &pp) ? 1 : 0;
-		break;
 	}
 out:
 	if (elf)
@@ -394,6 +461,7 @@ static char *to_utf8(const char *s, size_t len, unsigned int kind, bool cut)
 /* Name the code object of @v, of process @pid: 0, or -ENOMEM. */
 static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v)
 {
+	uintptr_t units;
 	struct py_name *n;
 	void *old;
 
@@ -407,7 +475,9 @@ static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v
 	n->file = to_utf8(v->file, v->file_len < sizeof(v->file) ? v->file_len : sizeof(v->file),
 			  v->file_kind, v->file_cut);
 	n->line = v->firstlineno;
-	n->code_units = (uintptr_t)hmap__get(&py->units, pid, 0);
+	units = (uintptr_t)hmap__get(&py->units, pid, 0);
+	n->code_units = units & 0xffff;
+	n->instr_next = units >> 16;
 	n->nlines = v->lines_len < sizeof(v->lines) ? v->lines_len : sizeof(v->lines);
 	n->lines = n->nlines ? malloc(n->nlines) : NULL;
 	if (n->lines)
@@ -541,8 +611,9 @@ void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, s
 	}
 	/* the line it is at, where its instruction and table say it; else its first */
 	at &= 0xffffffffULL;
-	if (n->code_units && at >= n->code_units && (at >> 48) == 0)
-		line = table_line(n->lines, n->nlines, n->line, (at - n->code_units) / 2);
+	if (n->code_units && at >= n->code_units + 2 * n->instr_next)
+		line = table_line(n->lines, n->nlines, n->line,
+				  (at - n->code_units) / 2 - n->instr_next);
 	base = strrchr(n->file, '/');
 	base = base ? base + 1 : n->file;
 	if (line < 0) /* past the part of its table kept (a long function) */
@@ -556,7 +627,7 @@ void pyproc__print_notes(const struct pyproc *py, FILE *f)
 	if (!py || !py->st.unknown)
 		return;
 	fprintf(f, "wprof: %zu process%s run%s CPython %s, whose frames wprof cannot read yet (it "
-		"reads 3.11 and 3.12): %s stacks show the interpreter's C functions only\n",
+		"reads 3.11 to 3.13): %s stacks show the interpreter's C functions only\n",
 		py->st.unknown, py->st.unknown == 1 ? "" : "es", py->st.unknown == 1 ? "s" : "",
 		py->st.unknown_ver, py->st.unknown == 1 ? "its" : "their");
 }
