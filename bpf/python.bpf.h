@@ -67,6 +67,7 @@ struct py_state {
 	__u32 pid;
 	__u32 tid;
 	__u32 nr;  /* the stack's words so far */
+	__u64 want; /* the thread's id as its thread state has it */
 	__u32 cut; /* enum wprof_py_cut, or 0 */
 	bool found;
 	__u8 entry;
@@ -120,7 +121,7 @@ static __always_inline long py_ts_step(struct py_walk *w, bool other)
 
 	if (!s->at || py_word(w, s->at + w->pp->ts_native_tid, &s->word))
 		return 1;
-	if ((__u32)s->word == s->tid) {
+	if (s->word == s->want) {
 		s->found = true;
 		return 1;
 	}
@@ -250,7 +251,9 @@ static __always_inline long py_frame_step(struct py_walk *w, bool other)
 	}
 	s->at = s->prev;
 	entry = s->entry;
-	if (pp->entry_is_owner) {
+	if (pp->entry_kind == WPROF_PY_ENTRY_EVERY) {
+		entry = true;
+	} else if (pp->entry_kind == WPROF_PY_ENTRY_OWNER) {
 		if (s->entry == PY_OWNED_BY_CSTACK) {
 			/* below an activation's first frame: the one pushed last */
 			if (nr >= 2 && nr - 2 < WPROF_MAX_STACK_DEPTH)
@@ -272,7 +275,8 @@ static __always_inline long py_frame_step(struct py_walk *w, bool other)
 	if (nr > WPROF_MAX_STACK_DEPTH - 2)
 		return 1;
 	st->ips[nr] = WPROF_FRAME_PY | id | (entry ? WPROF_PY_ENTRY : 0);
-	st->ips[nr + 1] = WPROF_FRAME_PY_AT | ((s->instr - s->code) & 0xffffffffULL);
+	st->ips[nr + 1] = WPROF_FRAME_PY_AT |
+			  ((pp->instr_is_index ? s->instr : s->instr - s->code) & 0xffffffffULL);
 	w->s->nr = nr + 2;
 	return 0;
 }
@@ -328,11 +332,12 @@ static __always_inline void py_read(struct wprof_stack *st, struct task_struct *
 	s->nr = 0;
 	s->cut = 0;
 	s->found = false;
+	s->want = w->pp->tid_is_fsbase ? BPF_CORE_READ(task, thread.fsbase) : s->tid;
 	/* the thread state: as found before, if it is still the thread's */
 	cached = bpf_map_lookup_elem(&py_tstates, &s->tid);
 	if (cached) {
 		s->prev = *cached;
-		if (!py_word(w, s->prev + w->pp->ts_native_tid, &s->word) && (__u32)s->word == s->tid)
+		if (!py_word(w, s->prev + w->pp->ts_native_tid, &s->word) && s->word == s->want)
 			s->found = true;
 	}
 	if (!s->found) {

@@ -709,15 +709,9 @@ static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __
 		return 0;
 	}
 	if (WPROF_CFI_UNWIND && cfi_walk) {
-		/*
-		 * Its Python frames, then its native ones, at the same event:
-		 * where the BPF stack has room for the one walk after the
-		 * other (a sample, a resume); not in sched_switch's program,
-		 * whose walks are mostly left to the resume.
-		 */
+		/* its Python frames, then its native ones: the same event's */
 		st->nr = 0;
-		if (slot == SCRATCH_SAMPLE || slot == SCRATCH_RESUME)
-			py_read_current(slot);
+		py_read_current(slot);
 		return cfi_user_stack(slot, pc, sp, fp);
 	}
 	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);

@@ -304,8 +304,21 @@ struct wprof_py_proc {
 	__u16 co_linetable;
 	__u16 str_ascii;     /* sizeof(PyASCIIObject): where a compact ASCII string's text is */
 	__u16 str_compact;   /* sizeof(PyCompactUnicodeObject): ... any other compact string's */
-	__u8 entry_is_owner; /* 0: fr_entry is is_entry; 1: a shim frame has owner 3 (3.12 on) */
-	__u8 pad[3];
+	__u8 entry_kind;     /* enum wprof_py_entry */
+	/*
+	 * 3.10: a thread state names its thread by pthread_self() (its fs
+	 * base), not its tid; a frame's instruction is an index (f_lasti)
+	 */
+	__u8 tid_is_fsbase;
+	__u8 instr_is_index;
+	__u8 pad;
+};
+
+/* How the frames of one _PyEval_EvalFrameDefault activation are told apart */
+enum wprof_py_entry {
+	WPROF_PY_ENTRY_FLAG = 0,  /* fr_entry: is_entry, set on its first (3.11) */
+	WPROF_PY_ENTRY_OWNER = 1, /* fr_entry: owner, 3 on the frame below its first (3.12 on) */
+	WPROF_PY_ENTRY_EVERY = 2, /* each frame is one activation's (3.10) */
 };
 
 /*

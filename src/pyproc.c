@@ -44,16 +44,29 @@ struct py_layout {
 };
 
 static const struct py_layout layouts[] = {
+	/*
+	 * 3.10: Include/internal/pycore_interp.h: PyInterpreterState.tstate_head;
+	 * Include/cpython/pystate.h: PyThreadState.frame, thread_id;
+	 * Include/cpython/frameobject.h: struct _frame f_back, f_code, f_lasti;
+	 * no qualname: co_name
+	 */
+	{ 0x030a, 0, false, { .interp_head = 32, .threads_head = 8, .ts_next = 8,
+			      .ts_native_tid = 176, .ts_frame = 24, .cframe_frame = WPROF_PY_NONE,
+			      .fr_code = 32, .fr_previous = 24, .fr_instr = 96, .fr_entry = 96,
+			      .co_qualname = 112, .co_filename = 104, .co_firstlineno = 40,
+			      .co_linetable = 120, .str_ascii = 48, .str_compact = 72,
+			      .entry_kind = WPROF_PY_ENTRY_EVERY, .tid_is_fsbase = 1,
+			      .instr_is_index = 1 } },
 	{ 0x030b, 184, false, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
 		    .ts_frame = 56, .cframe_frame = 8, .fr_code = 32, .fr_previous = 48,
 		    .fr_instr = 56, .fr_entry = 68, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 72, .co_linetable = 136, .str_ascii = 48, .str_compact = 72,
-		    .entry_is_owner = 0 } },
+		    .entry_kind = WPROF_PY_ENTRY_FLAG } },
 	{ 0x030c, 192, false, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
 		    .ts_frame = 56, .cframe_frame = 0, .fr_code = 0, .fr_previous = 8,
 		    .fr_instr = 56, .fr_entry = 70, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 68, .co_linetable = 136, .str_ascii = 40, .str_compact = 56,
-		    .entry_is_owner = 1 } },
+		    .entry_kind = WPROF_PY_ENTRY_OWNER } },
 };
 
 /*
@@ -109,7 +122,8 @@ static bool layout_313(const unsigned char *buf, struct py_layout *out)
 			 .ts_native_tid = v[4], .cframe_frame = WPROF_PY_NONE, .fr_previous = v[5],
 			 .fr_code = v[6], .fr_instr = v[7], .fr_entry = v[8], .co_filename = v[9],
 			 .co_qualname = v[10], .co_linetable = v[11], .co_firstlineno = v[12],
-			 .str_ascii = v[14], .str_compact = v[14] + 16, .entry_is_owner = 1 },
+			 .str_ascii = v[14], .str_compact = v[14] + 16,
+			 .entry_kind = WPROF_PY_ENTRY_OWNER },
 	};
 	return true;
 }
@@ -120,6 +134,7 @@ struct py_name {
 	__u32 line;       /* its first */
 	__u32 code_units; /* where its instructions begin (0: not known) */
 	bool instr_next;  /* a frame's instruction is the one before the word's */
+	bool table_310;   /* 3.10's line table; the word an instruction's index */
 	unsigned char *lines; /* the start of its location table */
 	size_t nlines;
 };
@@ -216,8 +231,8 @@ static bool maybe_python(const char *path)
 	return !strncmp(base, "python", 6);
 }
 
-/* "3.10" from ".../libpython3.10.so.1.0" or ".../python3.10"; "before 3.11" if not there. */
-static void name_version(const char *path, char *ver, size_t size)
+/* 0x030a from ".../libpython3.10.so.1.0" or ".../python3.10"; 0 if not there. */
+static __u32 name_version(const char *path)
 {
 	const char *base = strrchr(path, '/'), *p;
 	unsigned int major, minor;
@@ -225,9 +240,8 @@ static void name_version(const char *path, char *ver, size_t size)
 	base = base ? base + 1 : path;
 	p = strstr(base, "python");
 	if (p && sscanf(p, "python%u.%u", &major, &minor) == 2 && major < 10 && minor < 100)
-		snprintf(ver, size, "%u.%u", major, minor);
-	else
-		snprintf(ver, size, "before 3.11");
+		return major << 8 | minor;
+	return 0;
 }
 
 struct py_syms {
@@ -341,10 +355,13 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_st
 	if (s.has_version && read_at(elf, s.version_at, &version, sizeof(version)))
 		version >>= 16; /* PY_VERSION_HEX: major, minor, micro, level */
 	ret = -1;
+	/* before 3.11: the file's name says it, if anything does */
+	if (!version && (version = name_version(m->path)) >= 0x030b)
+		version = 0; /* a file that says otherwise: not believed */
 	if (version)
 		snprintf(ver, ver_size, "%u.%u", version >> 8, version & 0xff);
-	else /* before 3.11: the file's name says it, if anything does */
-		name_version(m->path, ver, ver_size);
+	else
+		snprintf(ver, ver_size, "before 3.11");
 	if (version == 0x030d && read_at(elf, s.runtime, dbg, sizeof(dbg)) && layout_313(dbg, &l313))
 		found = &l313;
 	for (size_t i = 0; !found && i < sizeof(layouts) / sizeof(layouts[0]); i++)
@@ -355,7 +372,8 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_st
 
 		pp = found->off;
 		if (hmap__put(&py->units, key, 0,
-			      (void *)(uintptr_t)(found->code_units | (__u32)found->instr_next << 16),
+			      (void *)(uintptr_t)(found->code_units | (__u32)found->instr_next << 16 |
+						  (__u32)(found->version == 0x030a) << 17),
 			      &old))
 			goto out;
 		pp.start_ticks = start_ticks;
@@ -477,7 +495,8 @@ static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v
 	n->line = v->firstlineno;
 	units = (uintptr_t)hmap__get(&py->units, pid, 0);
 	n->code_units = units & 0xffff;
-	n->instr_next = units >> 16;
+	n->instr_next = units >> 16 & 1;
+	n->table_310 = units >> 17 & 1;
 	n->nlines = v->lines_len < sizeof(v->lines) ? v->lines_len : sizeof(v->lines);
 	n->lines = n->nlines ? malloc(n->nlines) : NULL;
 	if (n->lines)
@@ -587,6 +606,32 @@ static long table_line(const unsigned char *t, size_t n, long line, size_t unit)
 	return -1;
 }
 
+/*
+ * 3.10's line table: (bytes, line change) byte pairs, a change of -128 for
+ * none. The line of the instruction at byte @off, or -1.
+ */
+static long table_line_310(const unsigned char *t, size_t n, long line, size_t off)
+{
+	size_t start, end = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		int d = (signed char)t[i + 1];
+
+		if (!d) {
+			end += t[i];
+			continue;
+		}
+		start = end;
+		end = start + t[i];
+		if (d == -128)
+			continue;
+		line += d;
+		if (off >= start && off < end)
+			return line;
+	}
+	return -1;
+}
+
 void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size)
 {
 	static const char *const cuts[WPROF_PY_CUT_CNT] = {
@@ -611,7 +656,9 @@ void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, s
 	}
 	/* the line it is at, where its instruction and table say it; else its first */
 	at &= 0xffffffffULL;
-	if (n->code_units && at >= n->code_units + 2 * n->instr_next)
+	if (n->table_310)
+		line = table_line_310(n->lines, n->nlines, n->line, at * 2);
+	else if (n->code_units && at >= n->code_units + 2 * n->instr_next)
 		line = table_line(n->lines, n->nlines, n->line,
 				  (at - n->code_units) / 2 - n->instr_next);
 	base = strrchr(n->file, '/');
@@ -627,7 +674,7 @@ void pyproc__print_notes(const struct pyproc *py, FILE *f)
 	if (!py || !py->st.unknown)
 		return;
 	fprintf(f, "wprof: %zu process%s run%s CPython %s, whose frames wprof cannot read yet (it "
-		"reads 3.11 to 3.13): %s stacks show the interpreter's C functions only\n",
+		"reads 3.10 to 3.13): %s stacks show the interpreter's C functions only\n",
 		py->st.unknown, py->st.unknown == 1 ? "" : "es", py->st.unknown == 1 ? "s" : "",
 		py->st.unknown_ver, py->st.unknown == 1 ? "its" : "their");
 }
