@@ -352,6 +352,12 @@ static __always_inline __u64 hash_stack(const struct wprof_stack *st, __u32 nr)
 	return h ? h : 1;
 }
 
+/* A task's start as /proc/PID/stat says it (USER_HZ is 100 on every Linux ABI). */
+static __always_inline __u64 start_ticks(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, start_boottime) / (1000000000ULL / 100);
+}
+
 /* Keep the walked stack `st` in `stacks` once; its id, or 0 if it is lost. */
 static __always_inline __u64 store_stack(struct wprof_stack *st, bool user)
 {

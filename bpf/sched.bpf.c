@@ -135,6 +135,18 @@ struct {
 	__type(value, struct resume_work);
 } resume_works SEC(".maps");
 
+/* Python frames, then the CFI walk (the only one where this program runs), from @regs. */
+static __always_inline __u64 resume_user_stack(struct pt_regs *regs)
+{
+	struct wprof_stack *st = scratch_stack(SCRATCH_RESUME);
+
+	if (!st)
+		return 0;
+	st->nr = 0;
+	py_read_current(SCRATCH_RESUME);
+	return cfi_user_stack(SCRATCH_RESUME, regs->ip, regs->sp, regs->bp);
+}
+
 /*
  * The thread's pending interval gets `ustack`, walked as it resumed (by the
  * resume task work or at sched_exit_tp), timed from `t0` with --stats.
@@ -179,7 +191,7 @@ static int resume_work_run(struct bpf_map *map, __u32 *key, struct resume_work *
 	}
 	if (time_kinds)
 		t0 = bpf_ktime_get_ns();
-	ustack = task->mm ? cfi_user_stack(SCRATCH_RESUME, regs->ip, regs->sp, regs->bp) : 0;
+	ustack = task->mm ? resume_user_stack(regs) : 0;
 	settle_resumed(th, ustack, t0);
 	bpf_preempt_enable();
 	return 0;

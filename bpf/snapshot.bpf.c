@@ -26,6 +26,7 @@ static __always_inline __u64 task_user_stack(struct task_struct *task)
 	if (!regs)
 		return 0;
 	if (WPROF_CFI_UNWIND && cfi_walk) {
+		py_read(st, task, true, SCRATCH_ITER); /* then the native frames after them */
 		cfi_unwind(task, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
 			   PT_REGS_FP_CORE(regs), st, true, SCRATCH_ITER);
 		return store_stack(st, true);

@@ -28,6 +28,7 @@
 #define WPROF_UNWIND_BPF_H
 
 #include "common.bpf.h"
+#include "python.bpf.h"
 
 /* x86-64 only: elsewhere bpf_get_stack()'s frame-pointer walk stands alone. */
 #if defined(__TARGET_ARCH_x86)
@@ -269,12 +270,6 @@ static __always_inline void put_cut(struct wprof_stack *st, __u32 nr, __u32 cut)
 	st->nr = nr + 1;
 	stat_add(WPROF_STAT_USTACK_CUT, 1);
 	stat_add(WPROF_STAT_CUT_BASE + (cut < WPROF_CUT_CNT ? cut : 0), 1);
-}
-
-/* A task's start as /proc/PID/stat says it (USER_HZ is 100 on every Linux ABI). */
-static __always_inline __u64 start_ticks(struct task_struct *t)
-{
-	return BPF_CORE_READ(t, start_boottime) / (1000000000ULL / 100);
 }
 
 /* The stack copied from this far below sp (see struct wprof_held). */
@@ -622,7 +617,8 @@ static __always_inline struct wprof_held *cfi_unwind(struct task_struct *task, _
 	s->fp = fp;
 	s->cfi_frames = 0;
 	s->fp_frames = 0;
-	s->nr = 0;
+	/* after the thread's Python frames, if read (bpf/python.bpf.h) */
+	s->nr = st->nr < WPROF_MAX_STACK_DEPTH ? st->nr : 0;
 	s->cut = 0;
 	s->last_map = 0;
 	s->fp_ok = true;
@@ -712,8 +708,12 @@ static __always_inline __u64 user_stack_regs(void *ctx, __u32 slot, __u64 pc, __
 		stat_add(WPROF_STAT_USTACK_NONE, 1);
 		return 0;
 	}
-	if (WPROF_CFI_UNWIND && cfi_walk)
+	if (WPROF_CFI_UNWIND && cfi_walk) {
+		/* its Python frames, then its native ones: the same event's */
+		st->nr = 0;
+		py_read_current(slot);
 		return cfi_user_stack(slot, pc, sp, fp);
+	}
 	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 	if (n <= 0) {
 		stat_add(n ? WPROF_STAT_USTACK_ERR : WPROF_STAT_USTACK_NONE, 1);

@@ -249,6 +249,107 @@ struct wprof_held {
 	__u8 data[WPROF_HELD_PAGES * WPROF_HELD_PAGE];
 };
 
+/*
+ * CPython frames (bpf/python.bpf.h). In a process user space found to run a
+ * CPython it knows (struct wprof_py_proc), a user stack walked from the
+ * thread's registers is followed by the thread's Python frames, leaf first,
+ * two words each: WPROF_FRAME_PY | the id of its code object (struct
+ * wprof_py_code) (| WPROF_PY_ENTRY on the first frame a
+ * _PyEval_EvalFrameDefault activation ran: the last of that activation's
+ * frames, leaf first), then WPROF_FRAME_PY_AT | the instruction it is at, as
+ * an offset from the code object. User space puts each activation's frames
+ * in place of its _PyEval_EvalFrameDefault frame. A frame that could not be
+ * read ends them: WPROF_FRAME_PY_CUT | why.
+ */
+#define WPROF_FRAME_PY 0xfffd000000000000ULL
+#define WPROF_FRAME_PY_AT 0xfffc000000000000ULL
+#define WPROF_FRAME_PY_CUT 0xfffb000000000000ULL
+#define WPROF_PY_ENTRY (1ULL << 47)
+#define WPROF_PY_ADDR(w) ((w) & (WPROF_PY_ENTRY - 1))
+#define WPROF_PY_KIND(w) ((w) >> 48)
+#define WPROF_IS_PY_WORD(w) ((w) >> 48 >= 0xfffb && (w) >> 48 <= 0xfffd)
+
+enum wprof_py_cut {
+	WPROF_PY_CUT_READ = 1,   /* a frame or the thread's state could not be read */
+	WPROF_PY_CUT_DEPTH = 2,  /* no room left in the stack */
+	WPROF_PY_CUT_THREAD = 3, /* the thread's state was not found */
+	WPROF_PY_CUT_CNT,
+};
+
+/* No such field in this version (struct wprof_py_proc). */
+#define WPROF_PY_NONE 0xffff
+
+/*
+ * How to read the Python frames of a process: where its _PyRuntime is, and
+ * the offsets of the fields on the way, by its CPython version (user space:
+ * src/pyproc.c, from the version's headers).
+ */
+struct wprof_py_proc {
+	__u64 start_ticks;   /* the process's (see struct wprof_proc_maps) */
+	__u64 start_stack;   /* mm->start_stack of the program found: another exec'd has another */
+	__u64 runtime;       /* the address of _PyRuntime */
+	__u16 interp_head;   /* _PyRuntimeState.interpreters.head */
+	__u16 threads_head;  /* PyInterpreterState.threads.head */
+	__u16 ts_next;       /* PyThreadState.next */
+	__u16 ts_native_tid; /* PyThreadState.native_thread_id */
+	__u16 ts_frame;      /* PyThreadState.cframe (3.11, 3.12) or .current_frame (3.13) */
+	__u16 cframe_frame;  /* _PyCFrame.current_frame; WPROF_PY_NONE: ts_frame is the frame */
+	__u16 fr_code;       /* _PyInterpreterFrame.f_code (f_executable) */
+	__u16 fr_previous;
+	__u16 fr_instr;      /* prev_instr (instr_ptr) */
+	__u16 fr_entry;      /* is_entry (3.11), else owner */
+	__u16 co_qualname;   /* PyCodeObject's */
+	__u16 co_filename;
+	__u16 co_firstlineno;
+	__u16 co_linetable;
+	__u16 str_ascii;     /* sizeof(PyASCIIObject): where a compact ASCII string's text is */
+	__u16 str_compact;   /* sizeof(PyCompactUnicodeObject): ... any other compact string's */
+	__u8 entry_kind;     /* enum wprof_py_entry */
+	/*
+	 * 3.10: a thread state names its thread by pthread_self() (its fs
+	 * base), not its tid; a frame's instruction is an index (f_lasti)
+	 */
+	__u8 tid_is_fsbase;
+	__u8 instr_is_index;
+	__u8 pad;
+};
+
+/* How the frames of one _PyEval_EvalFrameDefault activation are told apart */
+enum wprof_py_entry {
+	WPROF_PY_ENTRY_FLAG = 0,  /* fr_entry: is_entry, set on its first (3.11) */
+	WPROF_PY_ENTRY_OWNER = 1, /* fr_entry: owner, 3 on the frame below its first (3.12 on) */
+	WPROF_PY_ENTRY_EVERY = 2, /* each frame is one activation's (3.10) */
+};
+
+/*
+ * A code object as first seen in a process (its id names it in stacks),
+ * with its names read then: they stay right once it is gone. Keyed by what
+ * tells a code object from a later one at the same address. User space
+ * takes the entries at every drain (and deletes them).
+ */
+struct wprof_py_code_key {
+	__u32 pid; /* tgid */
+	__u32 pad;
+	__u64 code, qualname, filename; /* addresses */
+};
+
+#define WPROF_PY_NAME_LEN 64
+#define WPROF_PY_FILE_LEN 128
+#define WPROF_PY_LINES_LEN 512
+struct wprof_py_code {
+	__u32 id;
+	__u32 firstlineno;
+	__u16 name_len, file_len;  /* bytes in name[], file[] */
+	__u8 name_kind, file_kind; /* bytes per character (1, 2, 4); 0: could not be read */
+	__u8 name_cut, file_cut;   /* longer than the room */
+	__u16 lines_len;           /* bytes in lines[]: the start of co_linetable */
+	__u16 pad;
+	char name[WPROF_PY_NAME_LEN];
+	char file[WPROF_PY_FILE_LEN];
+	/* its location table (the line of each instruction), as far as it fits */
+	unsigned char lines[WPROF_PY_LINES_LEN];
+};
+
 /* A closed off-CPU interval that was walked, for the stacks. */
 struct wprof_interval {
 	__u64 start;     /* when it began: unique per thread; 0: none */
@@ -605,6 +706,9 @@ enum wprof_stat {
 	WPROF_STAT_LONG_DROPPED,
 	WPROF_STAT_RAN_FULL,       /* who ran instead: entries the `ran` map had no room for */
 	WPROF_STAT_RAN_LOST_NS,    /* ... and the ns of wait they held */
+	WPROF_STAT_PY_STACKS,      /* user stacks with Python frames */
+	WPROF_STAT_PY_CUT,         /* ... whose Python frames were cut short (WPROF_FRAME_PY_CUT) */
+	WPROF_STAT_PY_CODES_FULL,  /* code objects py_codes had no room for: their frames cut */
 	WPROF_STAT_CNT,
 };
 

@@ -677,6 +677,44 @@ group_run() {
 }
 group_run
 
+# ---- a threaded Python program: its frames read, or not ----
+
+# tests/workloads/pythreads.py under Debian's python3 (a napper, a lock
+# waiter, a burner), recorded 5 s with --stats, with WPROF_PYTHON=off and
+# without, in turns: the kernel's BPF time per sample (on_cpu_sample, every
+# run timed) and per context switch (the resume walks of the off-CPU
+# stacks, where the Python frames are read). Sets py_rows to "MODE
+# SAMPLE_NS SWITCH_NS" lines, or py_off.
+py_rows=""
+py_off=""
+python_run() {
+	local work=tests/workloads/pythreads.py ppid mode log i
+	if ! [ -x /usr/bin/python3 ]; then
+		py_off="skipped: no /usr/bin/python3"
+		return
+	fi
+	/usr/bin/python3 "$work" -n $((REPS * 2 * 12 + 20)) -d 1 >/dev/null 2>&1 &
+	ppid=$!
+	sleep 1
+	for i in $(seq 1 "$REPS"); do
+		for mode in on off; do
+			log=$tmp/py-$mode.$i.log
+			# shellcheck disable=SC2046 # an optional VAR=VALUE word
+			timeout -k 5 30 env $([ "$mode" = off ] && echo WPROF_PYTHON=off) \
+				"$WPROF" record -p "$ppid" -d 5 --stats -o /dev/null 2>"$log" || continue
+			py_rows="$py_rows$mode $(awk '
+				$2 == "bpf" && $3 == "on_cpu_sample" && $4 > 0 { s = $6 / $4 }
+				$2 == "bpf" && $3 == "per" && $4 == "context" { c = $6 }
+				END { printf "%.0f %.0f", s, c }' "$log")
+"
+		done
+	done
+	kill "$ppid" 2>/dev/null
+	wait "$ppid" 2>/dev/null
+	[ -n "$py_rows" ] || py_off="failed: no recording of the Python program finished"
+}
+python_run
+
 # ---- a build under `wprof record -- make -j2` ----
 
 # This project's `make -j2 all` in a clone of it, BUILD_REPS times without
@@ -1168,6 +1206,21 @@ if [ -n "$group_rows" ]; then
 		}'
 else
 	echo "| 4 spinners yielding a CPU in a cgroup: throttled split on vs off | ${group_off:-failed: no figure} | | | |"
+fi
+if [ -n "$py_rows" ]; then
+	echo "$py_rows" | awk 'function med(a, n,   i, j, t) {
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		NF == 3 { n[$1]++; s[$1, n[$1]] = $2; c[$1, n[$1]] = $3 }
+		END {
+			for (m in n) { for (i = 1; i <= n[m]; i++) { a[i] = s[m, i]; b[i] = c[m, i] }
+				ms[m] = med(a, n[m]); mc[m] = med(b, n[m]) }
+			printf "| a threaded Python program (pythreads.py), wprof record -p --stats: Python frames on vs off (WPROF_PYTHON=off) | %.0f vs %.0f ns per sample; %.0f vs %.0f ns per context switch (medians of %d recordings each) | %+.0f ns per sample | | |\n",
+				ms["on"], ms["off"], mc["on"], mc["off"], n["on"], ms["on"] - ms["off"]
+		}'
+else
+	echo "| a threaded Python program: Python frames on vs off | ${py_off:-failed: no figure} | | | |"
 fi
 row "redis SET, 1 client, pinned: no profiler" redis-pinned-SET redis-pinned = req/s
 row "redis SET, 1 client, pinned: wprof record -p redis" redis-wprof-pinned-SET redis-wprof-pinned \

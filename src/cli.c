@@ -300,6 +300,7 @@ static int env_choice(const char *var, const char *const *names, size_t n)
  * WPROF_STEAL=off|auto: see record_opts.no_steal.
  * WPROF_THROTTLE=off|auto: see record_opts.no_throttle.
  * WPROF_RAN_INSTEAD=off|auto: see record_opts.no_ran_instead.
+ * WPROF_PYTHON=off|auto: see record_opts.no_python.
  * WPROF_UNWIND_ROWS=few|auto: see record_opts.few_rows.
  * WPROF_SLICES=few|auto: see record_opts.few_slices.
  * WPROF_HELD=off|check|auto: see record_opts.no_held.
@@ -332,9 +333,11 @@ static int choice_envs(struct record_opts *opts)
 	int sl = h < 0 ? h : env_choice("WPROF_SLICES", slices, ARRAY_SIZE(slices));
 	int th = sl < 0 ? sl : env_choice("WPROF_THROTTLE", steal, ARRAY_SIZE(steal));
 	int ri = th < 0 ? th : env_choice("WPROF_RAN_INSTEAD", ran, ARRAY_SIZE(ran));
+	int py = ri < 0 ? ri : env_choice("WPROF_PYTHON", steal, ARRAY_SIZE(steal));
 
-	if (ri < 0)
-		return ri;
+	if (py < 0)
+		return py;
+	opts->no_python = py == 1;
 	opts->no_throttle = th == 1;
 	opts->no_ran_instead = ri == 1;
 	opts->few_slices = sl == 1;

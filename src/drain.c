@@ -13,6 +13,7 @@
 #include "held.h"
 #include "hmap.h"
 #include "session.h"
+#include "pyproc.h"
 #include "session_priv.h"
 #include "store.h"
 #include "util.h"
@@ -263,6 +264,8 @@ int session__drain(struct session *s, bool final)
 
 	if (s->drained_final)
 		return 0;
+	/* before the stacks that name them are taken */
+	pyproc__take_codes(s->py);
 	s->ended = &ended;
 	/*
 	 * Detached, but a program may still be running (a link's release does

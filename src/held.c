@@ -434,6 +434,9 @@ static void run_checks(struct held *h, const struct unwtab *u)
 		const struct wprof_proc_maps *pm = unwtab__maps(u, c->rec.pid);
 		struct wprof_stack st;
 
+		/* the kernel's Python frames (not in the copy) are not compared */
+		while (c->kst.nr && WPROF_IS_PY_WORD(c->kst.ips[c->kst.nr - 1]))
+			c->kst.nr--;
 		if (rows && maps_match(pm, &c->rec) &&
 		    !held__walk_one(&c->rec, pm, rows, nr_rows, &st) &&
 		    !(st.nr && st.ips[st.nr - 1] == (WPROF_FRAME_CUT | WPROF_CUT_COPY))) {
@@ -464,7 +467,34 @@ void held__walk(struct held *h, const struct unwtab *u, __u32 pid, __u64 now, bo
 	}
 }
 
+static void native_frames(struct held *h, __u64 id, struct wprof_stack *in);
+
+/*
+ * Python frames (WPROF_FRAME_PY...) follow a held stack's held frame: they
+ * stay after the native frames that replace it (as many as fit).
+ */
 void held__frames(struct held *h, __u64 id, struct wprof_stack *in)
+{
+	__u64 py[WPROF_MAX_STACK_DEPTH];
+	__u32 n = 0, p = in->nr;
+
+	while (p > 0 && WPROF_IS_PY_WORD(in->ips[p - 1]))
+		p--;
+	if (p == in->nr) {
+		native_frames(h, id, in);
+		return;
+	}
+	n = in->nr - p;
+	memcpy(py, &in->ips[p], n * sizeof(py[0]));
+	in->nr = p;
+	native_frames(h, id, in);
+	if (n > WPROF_MAX_STACK_DEPTH - in->nr)
+		n = WPROF_MAX_STACK_DEPTH - in->nr;
+	memcpy(&in->ips[in->nr], py, n * sizeof(py[0]));
+	in->nr += n;
+}
+
+static void native_frames(struct held *h, __u64 id, struct wprof_stack *in)
 {
 	struct held_entry *e;
 	void *old;

@@ -121,6 +121,8 @@ struct record_opts {
 	 * other waits for a CPU (the bench compares the cost)
 	 */
 	bool no_throttle;
+	/* WPROF_PYTHON=off: no CPython frames read (the bench compares the cost) */
+	bool no_python;
 	/*
 	 * WPROF_RAN_INSTEAD=off: no record of who had a CPU while a thread
 	 * waited for it (bpf/ran.bpf.h; the bench compares its cost)

@@ -12,6 +12,7 @@
 #include "longblocks.h"
 #include "profile.h"
 #include "profile_priv.h"
+#include "pyproc.h"
 #include "safestr.h"
 #include "util.h"
 
@@ -117,6 +118,130 @@ static int add_inlined(struct builder *b, __u32 pid, __u64 ip, bool leaf_first)
 }
 
 /*
+ * User frame @ip (a return address unless @leaf: named at ip - 1, so that a
+ * call at a function's end is not given to the next function).
+ */
+static void add_user_frame(struct builder *b, __u32 pid, __u64 ip, bool leaf, bool leaf_first)
+{
+	char *name = b->names[b->nr];
+	int ret;
+
+	if (b->nr >= MAX_FRAMES || WPROF_IS_HELD(ip))
+		return; /* held: not one of session__stack()'s, never a frame */
+	if (ip >= WPROF_FRAME_CUT) {
+		snprintf(name, NAME_LEN, "%s", cut_name(ip));
+		b->nr++;
+		return;
+	}
+	ip -= !leaf;
+	if (b->o->inlines) {
+		ret = add_inlined(b, pid, ip, leaf_first);
+		if (ret < 0)
+			return;
+		b->p->frames_total++;
+		b->p->frames_unnamed += ret != 0;
+		return;
+	}
+	ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
+	note_origin(b, pid, &b->names[b->nr], 1, symbolizer__user_origin(b->sym, pid, ip));
+	b->p->frames_total++;
+	if (ret != 0)
+		b->p->frames_unnamed++;
+	b->nr++;
+}
+
+/* The native frame of the interpreter that runs Python frames (3.11 on). */
+#define PY_EVAL_FRAME "_PyEval_EvalFrameDefault"
+#define PY_MAX_PARTS (2 * WPROF_MAX_STACK_DEPTH)
+
+/* A part of a user stack with Python frames: a word of it, native or Python. */
+struct py_part {
+	int i;       /* its index in the stack */
+	bool python; /* a Python frame's (or cut's) word */
+};
+
+/* Append Python frames [@from, @to) of @st (their WPROF_FRAME_PY words' indexes in @frames). */
+static int put_segment(struct py_part *parts, int nr, const int *frames, int from, int to)
+{
+	for (int f = from; f < to && nr < PY_MAX_PARTS; f++)
+		parts[nr++] = (struct py_part){ .i = frames[f], .python = true };
+	return nr;
+}
+
+/*
+ * A user stack with Python frames before its native ones (include/wprof.h:
+ * WPROF_FRAME_PY), @py how many Python words: each _PyEval_EvalFrameDefault
+ * frame, from the leaf, is replaced by the Python frames its activation ran.
+ * Activations whose native frame is not in the stack (cut off, or not named)
+ * go above the rootmost one, or above the native frames if none is, and a
+ * cut of the Python frames above them all.
+ */
+static void add_py_stack(struct builder *b, __u32 pid, const struct wprof_stack *st, int py,
+			 bool leaf_first)
+{
+	struct pyproc *pp = session__python(b->s);
+	int frames[WPROF_MAX_STACK_DEPTH], seg[WPROF_MAX_STACK_DEPTH + 1];
+	int nf = 0, nseg = 0, e = 0, nr = 0, cut = -1, evals = 0;
+	struct py_part parts[PY_MAX_PARTS];
+	char name[NAME_LEN];
+
+	/* the Python frames, leaf first, and where each activation's begin */
+	seg[0] = 0;
+	for (int i = 0; i < py && nf < WPROF_MAX_STACK_DEPTH; i++) {
+		__u64 w = st->ips[i];
+
+		if (WPROF_PY_KIND(w) == WPROF_FRAME_PY_CUT >> 48)
+			cut = i;
+		if (WPROF_PY_KIND(w) != WPROF_FRAME_PY >> 48)
+			continue;
+		frames[nf++] = i;
+		if (w & WPROF_PY_ENTRY) /* the activation's first frame: the next begins after it */
+			seg[++nseg] = nf;
+	}
+	if (seg[nseg] < nf) /* the rootmost activation's first frame was not reached */
+		seg[++nseg] = nf;
+	for (int j = py; j < (int)st->nr; j++) {
+		__u64 ip = st->ips[j];
+
+		evals += ip < WPROF_FRAME_CUT && !WPROF_IS_HELD(ip) &&
+			 !symbolizer__user(b->sym, pid, ip - (j > py), name, sizeof(name)) &&
+			 !strcmp(name, PY_EVAL_FRAME);
+	}
+	for (int j = py; j < (int)st->nr && nr < PY_MAX_PARTS; j++) {
+		__u64 ip = st->ips[j];
+		bool eval = e < nseg && ip < WPROF_FRAME_CUT && !WPROF_IS_HELD(ip) &&
+			    !symbolizer__user(b->sym, pid, ip - (j > py), name, sizeof(name)) &&
+			    !strcmp(name, PY_EVAL_FRAME);
+
+		if (!eval) {
+			parts[nr++] = (struct py_part){ .i = j };
+			continue;
+		}
+		/* the rootmost one also takes the activations left */
+		nr = put_segment(parts, nr, frames, seg[e], seg[e + 1 == evals ? nseg : e + 1]);
+		e = e + 1 == evals ? nseg : e + 1;
+	}
+	if (e < nseg)
+		nr = put_segment(parts, nr, frames, seg[e], seg[nseg]);
+	if (cut >= 0 && nr < PY_MAX_PARTS)
+		parts[nr++] = (struct py_part){ .i = cut, .python = true };
+	for (int n = 0; n < nr && b->nr < MAX_FRAMES; n++) {
+		const struct py_part *p = &parts[leaf_first ? n : nr - 1 - n];
+
+		if (!p->python) {
+			add_user_frame(b, pid, st->ips[p->i], p->i == py, leaf_first);
+			continue;
+		}
+		pyproc__frame_name(pp, st->ips[p->i],
+				   p->i + 1 < (int)st->nr &&
+						   WPROF_PY_KIND(st->ips[p->i + 1]) == WPROF_FRAME_PY_AT >> 48 ?
+					   st->ips[p->i + 1] : 0,
+				   name, sizeof(name));
+		put_name(b, name);
+	}
+}
+
+/*
  * Append the names of stack `id` (leaf first in the map), root first unless
  * `leaf_first`. Return addresses point after the call: name ip - 1 so a call
  * at a function's end is not given to the next function.
@@ -132,56 +257,48 @@ static void add_stack(struct builder *b, __u32 pid, __u64 id, bool kernel, bool 
 		b->p->stacks_missing++;
 		return;
 	}
-	if (kernel) {
-		/* the tracing machinery sits at the leaf of switch-time stacks */
-		for (; first < (int)st->nr; first++) {
-			char name[NAME_LEN];
+	if (!kernel) {
+		int py = 0;
 
-			symbolizer__kernel(b->sym, st->ips[first], name, sizeof(name));
-			if (!is_tracing_frame(name))
-				break;
+		while (py < (int)st->nr && WPROF_IS_PY_WORD(st->ips[py]))
+			py++;
+		if (py) {
+			add_py_stack(b, pid, st, py, leaf_first);
+			return;
 		}
+		for (int n = 0; n < (int)st->nr && b->nr < MAX_FRAMES; n++) {
+			int i = leaf_first ? n : (int)st->nr - 1 - n;
+
+			add_user_frame(b, pid, st->ips[i], i == 0, leaf_first);
+		}
+		return;
+	}
+	/* the tracing machinery sits at the leaf of switch-time stacks */
+	for (; first < (int)st->nr; first++) {
+		char name[NAME_LEN];
+
+		symbolizer__kernel(b->sym, st->ips[first], name, sizeof(name));
+		if (!is_tracing_frame(name))
+			break;
 	}
 	for (int n = 0; n < (int)st->nr - first && b->nr < MAX_FRAMES; n++) {
 		int i = leaf_first ? first + n : (int)st->nr - 1 - n;
 		__u64 ip = st->ips[i] - (i > first ? 1 : 0);
 		char *name = b->names[b->nr];
-		int ret;
 
-		if (kernel) {
-			/*
-			 * The kernel leaves the scheduler and lock code out of
-			 * a sleeping task's stack (threads blocked when the
-			 * window opens): leave it out of every stack, so that
-			 * one wait is one stack.
-			 */
-			if (symbolizer__kernel_is_sched(b->sym, st->ips[i]))
-				continue;
-			ret = symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4);
-			strcat(name, "_[k]");
-			note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1,
-				    symbolizer__kernel_origin(b->sym));
-		} else if (WPROF_IS_HELD(st->ips[i])) {
-			continue; /* not one of session__stack()'s: never a frame */
-		} else if (st->ips[i] >= WPROF_FRAME_CUT) {
-			snprintf(name, NAME_LEN, "%s", cut_name(st->ips[i]));
-			b->nr++;
+		/*
+		 * The kernel leaves the scheduler and lock code out of a
+		 * sleeping task's stack (threads blocked when the window
+		 * opens): leave it out of every stack, so that one wait is
+		 * one stack.
+		 */
+		if (symbolizer__kernel_is_sched(b->sym, st->ips[i]))
 			continue;
-		} else if (b->o->inlines) {
-			ret = add_inlined(b, pid, ip, leaf_first);
-			if (ret < 0)
-				continue;
-			b->p->frames_total++;
-			b->p->frames_unnamed += ret != 0;
-			continue;
-		} else {
-			ret = symbolizer__user(b->sym, pid, ip, name, NAME_LEN);
-			note_origin(b, pid, &b->names[b->nr], 1,
-				    symbolizer__user_origin(b->sym, pid, ip));
-		}
-		b->p->frames_total++;
-		if (ret != 0)
+		if (symbolizer__kernel(b->sym, ip, name, NAME_LEN - 4))
 			b->p->frames_unnamed++;
+		strcat(name, "_[k]");
+		note_origin(b, ORIGIN_ANY_PID, &b->names[b->nr], 1, symbolizer__kernel_origin(b->sym));
+		b->p->frames_total++;
 		b->nr++;
 	}
 }

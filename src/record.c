@@ -29,6 +29,7 @@
 #include "proclive.h"
 #include "procmaps.h"
 #include "profile.h"
+#include "pyproc.h"
 #include "record.h"
 #include "report.h"
 #include "samplerate.h"
@@ -69,6 +70,7 @@ struct recorder {
 	struct session *session;
 	struct symbolizer *sym;
 	struct unwtab *unw;  /* NULL with --no-cfi */
+	struct pyproc *py;   /* the CPython processes; NULL with --no-cfi, WPROF_PYTHON=off */
 	struct proclive *live; /* the ends of the processes snapshot */
 	struct rlimit nofile; /* RLIMIT_NOFILE as wprof started: CMD's */
 	bool nofile_raised;
@@ -293,6 +295,8 @@ static int keep_maps(struct recorder *r, __u32 pid, __u64 start, struct proc_map
 	 */
 	if (maps->nr)
 		proclive__watch(r->live, pid, start);
+	if (r->py && maps->nr)
+		pyproc__add_maps(r->py, pid, start, maps);
 	if (r->unw && maps->nr) {
 		uerr = unwtab__add_maps(r->unw, pid, start, maps);
 		if (!uerr && r->session)
@@ -781,8 +785,12 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* The debug hints the summary ends with, as text: they need the symbolizer and dpkg. */
-static int capture_hints(struct recording *r, const struct symbolizer *sym)
+/*
+ * The notes the summary ends with, as text: the debug hints (they need the
+ * symbolizer and dpkg), the CPython processes not read.
+ */
+static int capture_hints(struct recording *r, const struct symbolizer *sym,
+			 const struct pyproc *py)
 {
 	size_t len = 0;
 	FILE *f = open_memstream(&r->notes, &len);
@@ -790,6 +798,7 @@ static int capture_hints(struct recording *r, const struct symbolizer *sym)
 	if (!f)
 		return -errno;
 	debughint__print(sym, f);
+	pyproc__print_notes(py, f);
 	if (fclose(f))
 		return -ENOMEM;
 	if (!len) {
@@ -875,7 +884,7 @@ static int capture(struct recording *r, struct profile *p, struct folded *lines,
 	r->slice_ns = session__slice_ns(s);
 	if (capture_blocks(r, s))
 		return -ENOMEM;
-	return capture_hints(r, sym);
+	return capture_hints(r, sym, session__python(s));
 }
 
 struct ran_capture {
@@ -1085,7 +1094,8 @@ int cmd_record(int argc, char **argv)
 	/* the unwind rows of what the targets map now size the kernel's table */
 	if (r.opts.user_stacks && !r.opts.no_cfi) {
 		r.unw = unwtab__new();
-		if (!r.unw) {
+		r.py = r.opts.no_python ? NULL : pyproc__new();
+		if (!r.unw || (!r.opts.no_python && !r.py)) {
 			err = -ENOMEM;
 			pr_err("out of memory");
 			goto out;
@@ -1107,6 +1117,12 @@ int cmd_record(int argc, char **argv)
 			err = unwtab__bind(r.unw, rows, max_rows, procs_fd);
 		if (err) {
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
+			goto out;
+		}
+		err = r.py ? session__set_python(r.session, r.py) : 0;
+		if (err) {
+			pr_err("cannot tell the BPF side of the Python processes: %s",
+			       strerror(-err));
 			goto out;
 		}
 	}
@@ -1166,6 +1182,7 @@ out:
 	profile__free(&r.prof);
 	folded__free(r.lines);
 	session__free(r.session);
+	pyproc__free(r.py);
 	symbolizer__free(r.sym);
 	unwtab__free(r.unw);
 	proclive__free(r.live);

@@ -115,7 +115,12 @@
 	  "time is in ran_instead's [not known]; record fewer threads)") \
 	X(alt_files_refused, r->sym.alt_refused, \
 	  "files whose inlined calls are not named: the dwz file their DWARF links " \
-	  "to was missing or refused (see the dwz files line)")
+	  "to was missing or refused (see the dwz files line)") \
+	X(python_stacks_cut, st[WPROF_STAT_PY_CUT], \
+	  "stacks whose Python frames were cut short (a frame unreadable, or deeper " \
+	  "than the stack holds): shown as a [py: cut: ...] frame") \
+	X(python_codes_full, st[WPROF_STAT_PY_CODES_FULL], \
+	  "Python frames not named: the code objects' map was full")
 
 enum {
 #define LOSS_ENUM(name, value, words) LOSS_##name,

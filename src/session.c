@@ -24,6 +24,7 @@
 #include "longblocks.h"
 #include "session.h"
 #include "session_priv.h"
+#include "pyproc.h"
 #include "tphooks.h"
 #include "store.h"
 #include "util.h"
@@ -302,6 +303,7 @@ static int try_load(struct session *s, const struct btf *kbtf, bool raw_tp, bool
 	skel->rodata->ran_instead = !o->no_ran_instead;
 	if (o->no_ran_instead)
 		bpf_map__set_max_entries(skel->maps.ran, 1);
+	skel->rodata->python_frames = !o->no_python;
 	set_autoload(skel, raw_tp, snapshot, skel->rodata->entry_stamp,
 		     skel->rodata->resume_walk && !skel->rodata->resume_task_work,
 		     !skel->rodata->runq_sched_info, o->wakers);
@@ -836,6 +838,20 @@ const char *session__switch_timing(const struct session *s, char *buf, size_t si
 	else
 		return NULL;
 	return buf;
+}
+
+int session__set_python(struct session *s, struct pyproc *py)
+{
+	if (!s->skel->rodata->python_frames)
+		return 0;
+	s->py = py;
+	return pyproc__bind(py, bpf_map__fd(s->skel->maps.py_procs),
+			    bpf_map__fd(s->skel->maps.py_codes));
+}
+
+struct pyproc *session__python(const struct session *s)
+{
+	return s->py;
 }
 
 void session__free(struct session *s)

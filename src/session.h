@@ -130,7 +130,16 @@ int session__retire(struct session *s, size_t min_threads, session_thread_fn thr
 		    session_count_fn count_fn, void *ctx, struct hmap *busy);
 /* The stacks held for their process's maps, to walk (held.h). */
 struct held;
+struct pyproc;
 struct held *session__held(struct session *s);
+/*
+ * The CPython processes (pyproc.h), owned by the caller: bound to the BPF
+ * side's maps, their code objects taken at every drain. Nothing when
+ * WPROF_PYTHON=off. 0 or -errno.
+ */
+int session__set_python(struct session *s, struct pyproc *py);
+/* NULL when none was set. */
+struct pyproc *session__python(const struct session *s);
 
 /* Frames of stack `id`, leaf first (a held user stack's as walked, held.h). 0 or -ENOENT. */
 int session__stack(struct session *s, __u64 id, bool user, struct wprof_stack *out);

@@ -51,6 +51,7 @@ struct session {
 	bool running;
 	struct store *store; /* what was drained from the maps */
 	struct held *held;   /* stacks held for their process's maps (held.h) */
+	struct pyproc *py;   /* the CPython processes, their code objects' names (not owned) */
 	struct heldring *heldring; /* their ring's reader, NULL when none are held */
 	session_maps_fn maps_fn;
 	/* counts_a, wakes_a are out of use: the next drain puts them in */

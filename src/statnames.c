@@ -79,6 +79,9 @@ static const char *const names[WPROF_STAT_CNT] = {
 	[WPROF_STAT_LONG_DROPPED] = "long_blocks_dropped",
 	[WPROF_STAT_RAN_FULL] = "ran_full",
 	[WPROF_STAT_RAN_LOST_NS] = "ran_lost_ns",
+	[WPROF_STAT_PY_STACKS] = "python_stacks",
+	[WPROF_STAT_PY_CUT] = "python_stacks_cut",
+	[WPROF_STAT_PY_CODES_FULL] = "python_codes_full",
 };
 
 const char *stat__name(int i, char *buf, size_t size)
