@@ -14,7 +14,7 @@
 #   (C0 but the newline, DEL, C1): nothing a terminal would act on;
 # - stderr holds only wprof's lines: each starts with `wprof: `, and none
 #   is the thread's forged one;
-# - -f threads: one row of 13 columns per process and thread;
+# - -f threads: one row of 14 columns per process and thread;
 # - json: strict UTF-8 and strict JSON; svg: well-formed XML; pprof: every
 #   string of its table strict UTF-8 free of controls, and go tool pprof
 #   reads it; folded: every line parses, tag first and comm second;
@@ -136,8 +136,8 @@ if kind == "stderr":
 elif kind == "threads":
 	s = text_ok(data)
 	rows = s.split("\n")[:-1]
-	check("%d rows of 13 columns, for %d threads and their process" % (len(rows) - 1, len(names)),
-	      len(rows) == len(names) + 2 and all(len(r.split()) == 13 for r in rows))
+	check("%d rows of 14 columns, for %d threads and their process" % (len(rows) - 1, len(names)),
+	      len(rows) == len(names) + 2 and all(len(r.split()) == 14 for r in rows))
 	check("no row starts with 'wprof:'", not any(r.startswith("wprof:") for r in rows))
 	have("thread names", [p.replace(" ", "_") for p in plain], [r.split()[2] for r in rows])
 elif kind == "folded":
