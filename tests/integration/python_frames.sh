@@ -16,7 +16,10 @@
 # - the burner's on-CPU time is 90% or more under burn_leaf;
 # - nothing lost to the Python frames (no [py: ...] frame).
 # A CPython 3.9 installed: the summary names its version as one whose
-# frames are not read, and its stacks have no Python frame.
+# frames are not read, and its stacks have no Python frame. And a program
+# `wprof record -- python3` starts, which makes new code as it runs (as an
+# import does) and ends first: its sleep in that code is named, as long as
+# the program's own clock says it slept.
 # test-timeout: 180
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -127,4 +130,17 @@ for py in "${pythons[@]}"; do
 	one "$py" "$n"
 	n=$((n + 1))
 done
+
+# A program started by wprof that makes new code (as an import does) while
+# it runs and ends before the recording does: its sleep in the new code is
+# named, as long as its own clock says it slept (to 10%, on a busy machine
+# the wait for a CPU after it too).
+run_wprof short record -o "$TMP/short.folded" -- /usr/bin/python3 \
+	"$(dirname "$0")/../workloads/pyshort.py" -s 0.5
+check_wprof_ok short
+slept=$(awk '$1 == "slept" { print int($2 / 1000) }' "$TMP/short.out")
+named=$(awk '$0 ~ /;<module> \(pyshort\.py:[0-9]+\);main \(pyshort\.py:[0-9]+\);late_phase \(latemod\.py:[0-9]+\);late_leaf \(latemod\.py:[0-9]+\);/ &&
+	/^off-cpu:/ { s += $NF } END { print s + 0 }' "$TMP/short.folded")
+check_near "an ended program's sleep in code made while it ran, under <module>;main;late_phase;late_leaf (us)" \
+	"$named" "${slept:-x}" "$(calc "${slept:-0} / 10")"
 finish
