@@ -44,6 +44,12 @@ struct gate {
 	struct gate_item *paths, *funcs;
 	size_t nr_paths, cap_paths, nr_funcs, cap_funcs;
 	struct strmap *path_idx, *func_idx;
+	/*
+	 * Two runs of -- CMD: how much longer AFTER's threads waited for a
+	 * CPU (us, 0 when not), and how much longer the command ran (AFTER's
+	 * elapsed time over BEFORE's, less 1; 0 when not longer).
+	 */
+	double more_cpu_wait_us, longer_by;
 };
 
 bool diff__is_cmd(const char *target, const char *program, const char *cmdline)
@@ -216,10 +222,55 @@ static int add_stack(struct gate *g, size_t i)
 	}
 }
 
-static double growth(const struct diff *d, const struct gate_item *it)
+/*
+ * On a busy machine a run of the same work takes longer: its threads wait
+ * for CPUs (runqueue time, not judged by default), and a thread that waits
+ * for them (a join, a lock, a reply) waits as much longer, in a state that
+ * is judged. So a path that was there before may grow as the command's run
+ * did, by no more than the threads' extra wait for CPUs in all: the
+ * machine's share. A path that is new gets nothing: no load makes code run
+ * that did not.
+ */
+static double load_allowance(const struct gate *g, const struct gate_item *it)
 {
-	return 100 * (diff__value(d, DIFF_AFTER, it->w[DIFF_AFTER]) -
-		      diff__value(d, DIFF_BEFORE, it->w[DIFF_BEFORE])) / diff__whole(d);
+	double a = it->w[DIFF_BEFORE] * g->longer_by;
+
+	return a < g->more_cpu_wait_us ? a : g->more_cpu_wait_us;
+}
+
+static double growth(const struct gate *g, const struct gate_item *it)
+{
+	const struct diff *d = g->d;
+	double grew = diff__value(d, DIFF_AFTER, it->w[DIFF_AFTER]) -
+		      diff__value(d, DIFF_BEFORE, it->w[DIFF_BEFORE]);
+
+	if (it->kind != REC_RUNQ && it->kind != REC_THROTTLED && it->kind != REC_STEAL)
+		grew -= load_allowance(g, it);
+	return 100 * grew / diff__whole(d);
+}
+
+/* Both sides ran -- CMD, compared in time: what the machine's load may explain. */
+static void load_of(struct gate *g)
+{
+	const struct diff *d = g->d;
+	const struct diff_side *b = &d->side[DIFF_BEFORE], *a = &d->side[DIFF_AFTER];
+	double wait[2] = { 0, 0 };
+
+	if (d->measure != DIFF_TIME || !b->cmd || !a->cmd || !b->window_ns ||
+	    a->window_ns <= b->window_ns)
+		return;
+	for (size_t i = 0; i < d->nr; i++)
+		if (g->kinds[i] == REC_RUNQ || g->kinds[i] == REC_THROTTLED ||
+		    g->kinds[i] == REC_STEAL)
+			for (int side = DIFF_BEFORE; side <= DIFF_AFTER; side++)
+				wait[side] += d->stacks[i].w[side];
+	if (wait[DIFF_AFTER] <= wait[DIFF_BEFORE])
+		return;
+	g->more_cpu_wait_us = wait[DIFF_AFTER] - wait[DIFF_BEFORE];
+	g->longer_by = (double)a->window_ns / b->window_ns - 1;
+	pr_info("AFTER's threads waited %.3f s more for a CPU (the machine's load), the command "
+		"ran %.0f%% longer: paths there before may grow as much, up to that",
+		g->more_cpu_wait_us / 1e6, 100 * g->longer_by);
 }
 
 /* "on-CPU", "off-CPU sleep", ...: the kind of time in words. */
@@ -374,7 +425,7 @@ static long judge(struct gate *g, double pct)
 	for (size_t i = 0; i < g->nr_paths; i++) {
 		struct gate_item *it = &g->paths[i];
 
-		it->growth = growth(g->d, it);
+		it->growth = growth(g, it);
 		it->over = it->growth > pct;
 		if (!most || it->growth > most->growth)
 			most = it;
@@ -382,7 +433,7 @@ static long judge(struct gate *g, double pct)
 			g->paths[it->parent].child_over = true;
 	}
 	for (size_t i = 0; i < g->nr_funcs; i++) {
-		g->funcs[i].growth = growth(g->d, &g->funcs[i]);
+		g->funcs[i].growth = growth(g, &g->funcs[i]);
 		g->funcs[i].over = g->funcs[i].growth > pct;
 	}
 	paths = pick(g->paths, g->nr_paths, deepest_over, cmp_paths, &np);
@@ -436,6 +487,7 @@ long diff__gate(const struct diff *d, double pct, unsigned states)
 		if (ret)
 			goto out;
 	}
+	load_of(&g);
 	ret = judge(&g, pct);
 out:
 	for (size_t i = 0; g.norm && i < d->nr; i++)
