@@ -188,9 +188,9 @@ check_wprof_ok slow
 run_wprof gate diff --fail-if-grown 1 "$TMP/base.folded" "$TMP/slow.folded"
 check "diff --fail-if-grown 1 against a doubled sleep: exit 1 (got $RC)" test "$RC" -eq 1
 check "it names the burner's sleep stack" \
-	grep -Eq '^wprof: share grew by [0-9.]+ points .*more than 1: off-cpu:sleep;burner;.*sleep_phase' \
+	grep -Eq '^wprof: grew: off-CPU sleep in .*sleep_phase.*: [0-9.]+% -> [0-9.]+% \(\+[0-9.]+ points of share, more than 1\)' \
 	"$TMP/gate.err"
-check "the table shows it grew" grep -Eq '^grew .*off-cpu:sleep;burner;.*sleep_phase' "$TMP/gate.out"
+check "the table shows it grew" grep -Eq '^grew .*off-cpu:sleep;.*sleep_phase' "$TMP/gate.out"
 run_wprof dsvg diff -o "$TMP/d.svg" "$TMP/base.folded" "$TMP/slow.folded"
 check "diff -o d.svg: exit 0 (got $RC)" test "$RC" -eq 0
 if out=$(svg_totals "$TMP/d.svg" 2>&1); then
