@@ -24,6 +24,7 @@ struct report_opts {
 	struct rec_filter filter;
 	__u32 *pids, *tids;
 	size_t nr_pids, nr_tids;
+	bool format_given; /* -f */
 	bool quiet;
 	bool stats;
 	bool tag_leaf;
@@ -147,6 +148,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'f':
 			if (cli_format_of_name(optarg, &o->format))
 				return -EINVAL;
+			o->format_given = true;
 			break;
 		case 'p':
 			if (cli_id_list(c, optarg, &o->pids, &o->nr_pids))
@@ -225,7 +227,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		o->filter.tids = o->tids;
 		o->filter.nr_tids = o->nr_tids;
 	}
-	return cli_set_outputs(o->format, o->outputs, &o->nr_outputs);
+	return cli_set_outputs(o->format, o->format_given, o->outputs, &o->nr_outputs);
 }
 
 static bool filtering(const struct rec_filter *f)

@@ -534,12 +534,20 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 	o->names[DIFF_BEFORE] = argv[optind];
 	o->names[DIFF_AFTER] = argv[optind + 1];
 	if (o->output && !o->format_given) {
-		size_t len = strlen(o->output);
+		const char *base = strrchr(o->output, '/'), *dot;
 
-		if (len > 4 && !strcmp(o->output + len - 4, ".svg"))
+		base = base ? base + 1 : o->output;
+		dot = strrchr(base, '.');
+		if (dot && !strcmp(dot, ".svg"))
 			o->format = DIFF_SVG;
-		else if (len > 7 && !strcmp(o->output + len - 7, ".folded"))
+		else if (dot && !strcmp(dot, ".folded"))
 			o->format = DIFF_FOLDED;
+		else if (dot && dot != base && dot[1] && strcmp(dot, ".txt")) {
+			/* x.png is not silently a table */
+			pr_err("-o %s: '%s' names no format; end the name in .svg, .folded or "
+			       ".txt (the table), or give -f FORMAT", o->output, dot);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

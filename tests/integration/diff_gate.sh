@@ -12,7 +12,8 @@
 # - the same build recorded twice passes, 10 pairs of 10;
 # - one worker of four whose sleep doubles fails it, naming where it sleeps;
 # - grouped by none, the lock's code path is one row of the table and one
-#   tower of the diff svg; by thread name, one per worker.
+#   tower of the diff svg; by thread name, one per worker;
+# - -o x.png (record, report, diff) is refused in one line naming the formats.
 # The gate's limit is 10% of BEFORE's whole: the regressions here grow by
 # 15% (one worker's sleep) to 500% (32 workers' convoy); two runs of one
 # build differ by some 5% at most on a busy 2-core machine (sampled on-CPU
@@ -42,7 +43,7 @@ gate()
 	local name=$1 before=$2 after=$3
 
 	shift 3
-	"$WPROF" diff --fail-if-grown "$LIMIT" "$@" -o "$TMP/$name.table" \
+	"$WPROF" diff --fail-if-grown "$LIMIT" "$@" -o "$TMP/$name.txt" \
 		"$TMP/$before.wprof" "$TMP/$after.wprof" 2>"$TMP/$name.err"
 	RC=$?
 	log "diff $before $after: exit $RC"
@@ -94,7 +95,7 @@ lock_path='worker_main;store_commit_locked;pthread_mutex_lock'
 for g in none thread; do
 	"$WPROF" diff --group $g -f folded -o "$TMP/g-$g.folded" "$TMP/good-8.wprof" \
 		"$TMP/bad-8.wprof" 2>/dev/null || fatal "diff --group $g -f folded failed"
-	"$WPROF" diff --group $g --top 0 -o "$TMP/g-$g.table" "$TMP/good-8.wprof" \
+	"$WPROF" diff --group $g --top 0 -o "$TMP/g-$g.txt" "$TMP/good-8.wprof" \
 		"$TMP/bad-8.wprof" 2>/dev/null || fatal "diff --group $g failed"
 	"$WPROF" diff --group $g -o "$TMP/g-$g.svg" "$TMP/good-8.wprof" \
 		"$TMP/bad-8.wprof" 2>/dev/null || fatal "diff --group $g -o svg failed"
@@ -104,8 +105,8 @@ paths=$(awk '{ print $1 }' "$TMP/g-thread.folded" | cut -d';' -f1,3- | sort -u |
 rows=$(wc -l <"$TMP/g-none.folded")
 check "--group none: one line per code path ($rows lines, $paths paths)" test "$rows" -eq "$paths"
 check "--group none: no thread's name in the table" \
-	test "$(grep -c 'worker-' "$TMP/g-none.table")" -eq 0
-named=$(grep -c "$lock_path" "$TMP/g-thread.table")
+	test "$(grep -c 'worker-' "$TMP/g-none.txt")" -eq 0
+named=$(grep -c "$lock_path" "$TMP/g-thread.txt")
 check "--group thread: the lock's paths in one row per worker ($named rows)" test "$named" -ge 8
 towers=$(grep -o 'data-n="store_commit_locked"' "$TMP/g-none.svg" | wc -l)
 check "--group none: one store_commit_locked tower per kind of time in the svg ($towers)" \
@@ -113,4 +114,16 @@ check "--group none: one store_commit_locked tower per kind of time in the svg (
 towers8=$(grep -o 'data-n="store_commit_locked"' "$TMP/g-thread.svg" | wc -l)
 check "--group thread: a store_commit_locked tower for each of 8 workers ($towers8)" \
 	test "$towers8" -ge 8
+
+# --- an -o name that names no format is refused, in one line ---
+for cmd in "record -o $TMP/x.png -- true" "report -o $TMP/x.png $TMP/good-1.wprof" \
+	"diff -o $TMP/x.png $TMP/good-1.wprof $TMP/bad-1.wprof"; do
+	# shellcheck disable=SC2086 # the words of cmd are arguments
+	"$WPROF" $cmd >/dev/null 2>"$TMP/png.err"
+	RC=$?
+	check "wprof $cmd: exit non-zero (got $RC), one line naming the formats" \
+		test "$RC" -ne 0 -a "$(wc -l <"$TMP/png.err")" -eq 1 -a ! -e "$TMP/x.png"
+	grep -q "names no format; end the name in .svg" "$TMP/png.err" ||
+		not_ok "its line names the formats: $(cat "$TMP/png.err")"
+done
 finish

@@ -311,7 +311,7 @@ static void test_deep(void)
 	CHECK(strstr(out, "on-cpu;deep;f0;f1;") && strstr(out, want),
 	      "its frames from the root, the marker, the leaf");
 	free(out);
-	CHECK_EQ_S64(run(&err, "-o", path("deep.tab"), path("deep"), path("before"), NULL), 0,
+	CHECK_EQ_S64(run(&err, "-o", path("deeptab.txt"), path("deep"), path("before"), NULL), 0,
 		     "table: exit 0");
 	CHECK(strstr(err, "lost: 1 stacks of ") && strstr(err, "/deep cut"),
 	      "the cut counted, BEFORE's");
@@ -353,6 +353,13 @@ static void test_errors(void)
 	expect_error("--fail-if-grown abc", "invalid --fail-if-grown 'abc'", "--fail-if-grown",
 		     "abc", path("before"));
 	expect_error("-f png", "invalid format 'png'", "-f", "png", path("before"));
+	{
+		const char *err;
+		int rc = run(&err, "-o", "x.png", path("before"), path("after"), NULL);
+
+		CHECK(rc == 2 && lines(err) == 1 && strstr(err, "-o x.png: '.png' names no format"),
+		      "-o x.png: exit 2, one line (got %d, %s)", rc, err);
+	}
 	expect_error("--group x", "invalid --group 'x': expected thread, pool, process or none",
 		     "--group", "x", path("before"));
 	expect_error("--states x", "invalid --states 'x'", "--states", "x", path("before"));
@@ -389,7 +396,7 @@ int main(void)
 		static const char *const names[] = {
 			"before", "after", "stderr", "self.txt", "t.txt", "t1.txt", "ta.txt", "f.txt",
 			"fa.txt", "d.svg", "g.txt", "tg.txt", "fb", "fa", "junk", "bad", "gz", "json", "empty", "zero", "nul",
-			"deep", "deep.svg", "deep.txt", "deep.tab",
+			"deep", "deep.svg", "deep.txt", "deeptab.txt",
 		};
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
