@@ -184,14 +184,35 @@ static __u64 function_id(struct pprof *pp, const char *name, size_t len)
 	return id;
 }
 
+/*
+ * The origin that stands for @idx's file: a file whose build id could not
+ * be read once (a process that exited, a mount namespace not entered) and
+ * could another time is one file, one mapping, with its build id. Two
+ * build ids of one path are two files (one replaced while recording).
+ */
+static size_t canonical(const struct origins *os, size_t idx)
+{
+	if (os->list[idx].build_id[0])
+		return idx;
+	for (size_t i = 0; i < os->nr; i++)
+		if (os->list[i].build_id[0] && !strcmp(os->list[i].path, os->list[idx].path))
+			return i;
+	return idx;
+}
+
 /* The mapping of the file of origin @idx, written when first used. */
 static __u64 mapping_id(struct pprof *pp, size_t idx)
 {
-	const struct origin *o = &pp->p->origins.list[idx];
+	const struct origin *o;
+	size_t canon;
 	__u64 id = pp->mapping_ids[idx];
 
 	if (id)
 		return id;
+	canon = canonical(&pp->p->origins, idx);
+	if (canon != idx)
+		return pp->mapping_ids[idx] = mapping_id(pp, canon);
+	o = &pp->p->origins.list[idx];
 	/* ids 1..n: mapping 1 is that of frames of no known file */
 	id = pp->mapping_ids[idx] = MAPPING_UNKNOWN + 1 + idx;
 	pb_uint(&pp->fn, MAPPING_ID, id);

@@ -594,6 +594,32 @@ static void test_mappings(void)
 	CHECK_STREQ(mapping_at(pr, s100, "schedule_[k]"), "[kernel.kallsyms]@dd04",
 		    "a kernel frame: the kernel's mapping");
 	CHECK_EQ_U64(pr->nr_mappings, 5, "mapping 1 and one a file used");
+	/* libc named again without its build id (read once, not another time): one file */
+	origins__clear(&o);
+	free(raw);
+	raw = NULL;
+	memset(pr, 0, sizeof(*pr));
+	app = origins__add(&o, "/srv/app", "");
+	libc = origins__add(&o, "/lib/libc.so.6", "cc03");
+	tool = origins__add(&o, "/srv/app", "aa01");
+	CHECK(app == 0 && libc == 1 && tool == 2, "the app twice, once without its build id");
+	err = origins__note(&o, 100, "main", 4, app) | origins__note(&o, 200, "main", 4, tool) |
+	      origins__note(&o, ORIGIN_ANY_PID, "leaf", 4, libc);
+	CHECK_EQ_S64(err, 0, "frames noted");
+	if (roundtrip_with(lines, ARRAY_SIZE(lines), false, &o, pr, &raw)) {
+		CHECK(false, "write and read back a profile with the app twice");
+		goto out;
+	}
+	for (size_t i = 0; i < pr->nr_samples; i++) {
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "100"))
+			s100 = &pr->samples[i];
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "200"))
+			s200 = &pr->samples[i];
+	}
+	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01",
+		    "main noted with the app without its build id: the app's one mapping");
+	CHECK_STREQ(mapping_at(pr, s200, "main"), "/srv/app@aa01", "and with it: the same");
+	CHECK_EQ_U64(pr->nr_mappings, 3, "mapping 1, the app's and libc's: one per file");
 out:
 	origins__clear(&o);
 	free(raw);
