@@ -45,6 +45,7 @@ enum {
 	OPT_CHECK_DEFERRED,
 	OPT_LONG_BLOCK,
 	OPT_SLICE,
+	OPT_GROUP,
 };
 
 static const struct option record_options[] = {
@@ -68,6 +69,7 @@ static const struct option record_options[] = {
 	{ "check-deferred", no_argument, NULL, OPT_CHECK_DEFERRED },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -146,6 +148,9 @@ void cli_usage(FILE *f)
 		"                           recording itself, for wprof report)\n"
 		"      --inline             show inlined calls as frames (suffix _[i]), from DWARF\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
+		"      --group WHAT         the stacks of threads merged by: thread (default:\n"
+		"                           its name), pool (worker-12 as worker-*), process,\n"
+		"                           none (one stack per code path); not in a .wprof\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
 		"      --stats              also how the recording went: events, stack walks,\n"
 		"                           unwind tables, the maps' drains, the BPF programs'\n"
@@ -484,6 +489,10 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 			break;
 		case OPT_TAG_LEAF:
 			opts->tag_leaf = true;
+			break;
+		case OPT_GROUP:
+			if (group__parse(optarg, &opts->group))
+				return -EINVAL;
 			break;
 		case OPT_NO_STATES:
 			opts->no_states = true;
