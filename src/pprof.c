@@ -200,6 +200,29 @@ static size_t canonical(const struct origins *os, size_t idx)
 	return idx;
 }
 
+/*
+ * The origin of the program's own file (@program as the command line gave
+ * it: a path, or a name found in PATH), with its build id, or -1.
+ */
+static long program_origin(const struct origins *os, const char *program)
+{
+	const char *base = strrchr(program, '/');
+	long found = -1;
+
+	base = base ? base + 1 : program;
+	if (!*base)
+		return -1;
+	for (size_t i = 0; i < os->nr; i++) {
+		const char *path = os->list[i].path, *pb = strrchr(path, '/');
+
+		if (strcmp(path, program) && (!pb || strcmp(pb + 1, base)))
+			continue;
+		if (found < 0 || (!os->list[found].build_id[0] && os->list[i].build_id[0]))
+			found = i;
+	}
+	return found;
+}
+
 /* The mapping of the file of origin @idx, written when first used. */
 static __u64 mapping_id(struct pprof *pp, size_t idx)
 {
@@ -392,6 +415,7 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 			    .inlines = r->inlines };
 	struct bytebuf head = {}, all = {};
 	char comment[700];
+	long main;
 	int err;
 
 	pp.string_ids = strmap__new();
@@ -413,8 +437,22 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	 * The first mapping, the main binary's to pprof, holds the frames of no
 	 * known file: the program's name, already symbolized (has_functions).
 	 */
+	/*
+	 * It is the program's file when that is known: one mapping per file,
+	 * not the program's name without a build id beside its file with one.
+	 */
+	main = pp.mapping_ids ? program_origin(&r->prof.origins, ri->program) : -1;
 	pb_uint(&pp.fn, MAPPING_ID, MAPPING_UNKNOWN);
-	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
+	if (main >= 0) {
+		pp.mapping_ids[main] = MAPPING_UNKNOWN;
+		pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, r->prof.origins.list[main].path));
+		if (r->prof.origins.list[main].build_id[0])
+			pb_uint(&pp.fn, MAPPING_BUILD_ID,
+				cstr_id(&pp, r->prof.origins.list[main].build_id));
+	} else {
+		pb_uint(&pp.fn, MAPPING_FILENAME,
+			cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
+	}
 	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
 	if (r->inlines)
 		pb_uint(&pp.fn, MAPPING_HAS_INLINE_FRAMES, 1);

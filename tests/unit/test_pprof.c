@@ -580,7 +580,8 @@ static void test_mappings(void)
 	CHECK_STREQ(label(pr, s100, "process"), "app", "tid 101 of pid 100: process app");
 	CHECK_STREQ(label(pr, s300, "process"), "later",
 		    "tid 101 reused by pid 300: the process of that pid's thread");
-	CHECK_STREQ(mapping_of(pr, 1), "app@", "mapping 1: the program's, for frames of no file");
+	CHECK_STREQ(mapping_of(pr, 1), "/srv/app@aa01",
+		    "mapping 1: the program's file, with its build id, also for frames of no file");
 	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01", "main of 100: the app's mapping");
 	CHECK_STREQ(mapping_at(pr, s200, "main"), "/bin/tool@",
 		    "main of 200: the tool's mapping (no build-id)");
@@ -589,11 +590,13 @@ static void test_mappings(void)
 	      "leaf of both processes: one location");
 	CHECK(s100->locs[s100->nr_locs - 1] != s200->locs[s200->nr_locs - 1],
 	      "main of the two processes: two locations");
-	CHECK_STREQ(mapping_at(pr, s100, "twice"), "app@", "a name of two files: mapping 1");
-	CHECK_STREQ(mapping_at(pr, s200, "unknown"), "app@", "a name of no file: mapping 1");
+	CHECK_STREQ(mapping_at(pr, s100, "twice"), "/srv/app@aa01", "a name of two files: mapping 1");
+	CHECK_STREQ(mapping_at(pr, s200, "unknown"), "/srv/app@aa01",
+		    "a name of no file: mapping 1");
 	CHECK_STREQ(mapping_at(pr, s100, "schedule_[k]"), "[kernel.kallsyms]@dd04",
 		    "a kernel frame: the kernel's mapping");
-	CHECK_EQ_U64(pr->nr_mappings, 5, "mapping 1 and one a file used");
+	CHECK_EQ_U64(pr->nr_mappings, 4,
+		     "mapping 1 (the app's) and one a file used: the app's file is not twice");
 	/* libc named again without its build id (read once, not another time): one file */
 	origins__clear(&o);
 	free(raw);
@@ -619,7 +622,7 @@ static void test_mappings(void)
 	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01",
 		    "main noted with the app without its build id: the app's one mapping");
 	CHECK_STREQ(mapping_at(pr, s200, "main"), "/srv/app@aa01", "and with it: the same");
-	CHECK_EQ_U64(pr->nr_mappings, 3, "mapping 1, the app's and libc's: one per file");
+	CHECK_EQ_U64(pr->nr_mappings, 2, "mapping 1, the app's, and libc's: one per file");
 out:
 	origins__clear(&o);
 	free(raw);
