@@ -96,8 +96,13 @@ static void pb_msg(struct bytebuf *b, int field, struct bytebuf *sub)
 	sub->len = 0;
 }
 
-/* The mapping of frames whose file is not known: the program's. */
-#define MAPPING_UNKNOWN 1
+/*
+ * Mapping 1 is the main binary's to pprof: the program's file, or its name.
+ * Frames of no known file have no mapping (a location may have none): so
+ * that a file is one mapping, with its build id, not also the program's name.
+ */
+#define MAPPING_PROGRAM 1
+#define MAPPING_NONE 0
 
 struct pprof {
 	const struct profile *p;
@@ -110,7 +115,7 @@ struct pprof {
 	size_t nr_stack, cap_stack;
 	__u64 *mapping_ids; /* by index in p->origins.list; 0: not written yet */
 	__u32 pid;          /* of the current sample */
-	__u64 ambiguous;    /* locations whose function two files have: mapping 1 */
+	__u64 ambiguous;    /* locations whose function two files have: no mapping */
 	bool last_ambiguous; /* that of the last mapping_of() */
 	char *key;          /* scratch: a location's key */
 	size_t cap_key;
@@ -237,7 +242,7 @@ static __u64 mapping_id(struct pprof *pp, size_t idx)
 		return pp->mapping_ids[idx] = mapping_id(pp, canon);
 	o = &pp->p->origins.list[idx];
 	/* ids 1..n: mapping 1 is that of frames of no known file */
-	id = pp->mapping_ids[idx] = MAPPING_UNKNOWN + 1 + idx;
+	id = pp->mapping_ids[idx] = MAPPING_PROGRAM + 1 + idx;
 	pb_uint(&pp->fn, MAPPING_ID, id);
 	pb_uint(&pp->fn, MAPPING_FILENAME, cstr_id(pp, o->path));
 	if (o->build_id[0])
@@ -256,7 +261,7 @@ static __u64 mapping_of(struct pprof *pp, const char *name, size_t len)
 	long idx = pp->mapping_ids ? origins__find(&pp->p->origins, pp->pid, name, len) : -ENOENT;
 
 	pp->last_ambiguous = idx == -EEXIST;
-	return idx < 0 ? MAPPING_UNKNOWN : mapping_id(pp, idx);
+	return idx < 0 ? MAPPING_NONE : mapping_id(pp, idx);
 }
 
 /*
@@ -434,17 +439,14 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "steal", "nanoseconds");
 	/*
-	 * The first mapping, the main binary's to pprof, holds the frames of no
-	 * known file: the program's name, already symbolized (has_functions).
-	 */
-	/*
-	 * It is the program's file when that is known: one mapping per file,
-	 * not the program's name without a build id beside its file with one.
+	 * The first mapping, the main binary's to pprof: the program's file
+	 * when a frame of it was recorded, else its name; already symbolized
+	 * (has_functions).
 	 */
 	main = pp.mapping_ids ? program_origin(&r->prof.origins, ri->program) : -1;
-	pb_uint(&pp.fn, MAPPING_ID, MAPPING_UNKNOWN);
+	pb_uint(&pp.fn, MAPPING_ID, MAPPING_PROGRAM);
 	if (main >= 0) {
-		pp.mapping_ids[main] = MAPPING_UNKNOWN;
+		pp.mapping_ids[main] = MAPPING_PROGRAM;
 		pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, r->prof.origins.list[main].path));
 		if (r->prof.origins.list[main].build_id[0])
 			pb_uint(&pp.fn, MAPPING_BUILD_ID,
@@ -472,7 +474,7 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
 	if (pp.ambiguous) {
 		snprintf(comment, sizeof(comment), "%llu locations have a function name that two "
-			 "files of one process have: their mapping is the first, of no known file",
+			 "files of one process have: they have no mapping, as frames of no known file",
 			 (unsigned long long)pp.ambiguous);
 		pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
 	}
