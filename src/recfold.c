@@ -42,12 +42,16 @@ static int read_lines(struct recording *r, struct foldread *fr, const char *name
 			break;
 	}
 	rec_splitter__free(&sp);
-	if (err == -EINVAL)
+	/* a file that is neither, from its first line: say both */
+	if (err == -EINVAL && fr->lineno == 1)
+		pr_err("%s: not a wprof recording, nor folded text (its first line is no "
+		       "'frame;frame;... WEIGHT')", name);
+	else if (err == -EINVAL)
 		pr_err("%s:%zu: not a folded line ('frame;frame;... WEIGHT')", name, fr->lineno);
 	else if (err)
 		pr_err("cannot read %s: %s", name, strerror(-err));
 	else if (first)
-		pr_err("%s has no stacks: nothing to draw", name);
+		pr_err("%s: not a wprof recording, nor folded text (no stacks)", name);
 	return err ? err : first ? -EINVAL : 0;
 }
 
