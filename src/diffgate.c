@@ -26,6 +26,7 @@
 
 struct gate_item {
 	__u64 w[2];
+	__u64 waits;           /* BEFORE's weight in waits that the load may lengthen */
 	double growth;         /* % of BEFORE's whole */
 	size_t parent;         /* paths: the path one frame shorter, or SIZE_MAX */
 	size_t stack, len;     /* paths: the first len bytes of norm[stack] */
@@ -33,6 +34,7 @@ struct gate_item {
 	enum rec_kind kind;
 	size_t depth;          /* functions: the shallowest it was seen at */
 	size_t seen;           /* functions: the last stack counted, + 1 */
+	size_t best[2];        /* paths: the two paths one frame longer that grew most */
 	bool over, child_over; /* paths: it, or a longer path under it, grew too much */
 	bool on_path;          /* functions: a frame of a path named */
 };
@@ -50,6 +52,10 @@ struct gate {
 	 * elapsed time over BEFORE's, less 1; 0 when not longer).
 	 */
 	double more_cpu_wait_us, longer_by;
+	double run_before_us, run_longer_us; /* the command's elapsed time, how much longer */
+	double whole;            /* BEFORE's time of the kinds judged, in the measure's units */
+	double waits_before_us; /* BEFORE's time in such waits, of the kinds judged */
+	bool *waits;            /* by stack: a wait that the load may lengthen */
 };
 
 bool diff__is_cmd(const char *target, const char *program, const char *cmdline)
@@ -200,6 +206,8 @@ static int add_stack(struct gate *g, size_t i)
 			return err;
 		for (int side = DIFF_BEFORE; side <= DIFF_AFTER; side++)
 			g->paths[path].w[side] += s->w[side];
+		if (g->waits[i])
+			g->paths[path].waits += s->w[DIFF_BEFORE];
 		if ((depth > 0 || !tagged) && depth != name_at) {
 			long f = func_of(g, g->kinds[i], p, len);
 
@@ -210,6 +218,8 @@ static int add_stack(struct gate *g, size_t i)
 				g->funcs[f].seen = i + 1;
 				for (int side = DIFF_BEFORE; side <= DIFF_AFTER; side++)
 					g->funcs[f].w[side] += s->w[side];
+				if (g->waits[i])
+					g->funcs[f].waits += s->w[DIFF_BEFORE];
 			}
 			if (depth < g->funcs[f].depth)
 				g->funcs[f].depth = depth;
@@ -226,16 +236,35 @@ static int add_stack(struct gate *g, size_t i)
  * On a busy machine a run of the same work takes longer: its threads wait
  * for CPUs (runqueue time, not judged by default), and a thread that waits
  * for them (a join, a lock, a reply) waits as much longer, in a state that
- * is judged. So a path that was there before may grow as the command's run
- * did, by no more than the threads' extra wait for CPUs in all: the
- * machine's share. A path that is new gets nothing: no load makes code run
- * that did not.
+ * is judged. So the waits of a path that was there before may grow as the
+ * command's run did, by no more than their part of the threads' extra wait
+ * for CPUs: the machine's share. A path that is new gets nothing (no load
+ * makes code run that did not), nor does time on a CPU or a timed sleep
+ * (nanosleep: its length is the program's), which a busy machine does not
+ * lengthen.
  */
 static double load_allowance(const struct gate *g, const struct gate_item *it)
 {
-	double a = it->w[DIFF_BEFORE] * g->longer_by;
+	/*
+	 * each thread's worth of waiting (a join waits the whole run, less the
+	 * start) may grow as the run did
+	 */
+	double lives = g->run_before_us ? it->waits / g->run_before_us : 0;
+	double a = (lives > (long)lives ? (long)lives + 1 : (long)lives) * g->run_longer_us;
+	/* the extra wait is shared by the waits as their time was: no path has it all */
+	double share = g->waits_before_us ?
+			       g->more_cpu_wait_us * it->waits / g->waits_before_us : 0;
 
-	return a < g->more_cpu_wait_us ? a : g->more_cpu_wait_us;
+	return a < share ? a : share;
+}
+
+/* Whether stack @i is a wait that others' waits for a CPU may lengthen. */
+static bool load_waits(const struct gate *g, size_t i)
+{
+	enum rec_kind k = g->kinds[i];
+
+	return (k == REC_SLEEP || k == REC_DISK || k == REC_OFF) &&
+	       !strstr(g->norm[i], "nanosleep");
 }
 
 static double growth(const struct gate *g, const struct gate_item *it)
@@ -244,9 +273,8 @@ static double growth(const struct gate *g, const struct gate_item *it)
 	double grew = diff__value(d, DIFF_AFTER, it->w[DIFF_AFTER]) -
 		      diff__value(d, DIFF_BEFORE, it->w[DIFF_BEFORE]);
 
-	if (it->kind != REC_RUNQ && it->kind != REC_THROTTLED && it->kind != REC_STEAL)
-		grew -= load_allowance(g, it);
-	return 100 * grew / diff__whole(d);
+	grew -= load_allowance(g, it);
+	return 100 * grew / g->whole;
 }
 
 /* Both sides ran -- CMD, compared in time: what the machine's load may explain. */
@@ -268,6 +296,8 @@ static void load_of(struct gate *g)
 		return;
 	g->more_cpu_wait_us = wait[DIFF_AFTER] - wait[DIFF_BEFORE];
 	g->longer_by = (double)a->window_ns / b->window_ns - 1;
+	g->run_before_us = b->window_ns / 1e3;
+	g->run_longer_us = (a->window_ns - b->window_ns) / 1e3;
 	pr_info("AFTER's threads waited %.3f s more for a CPU (the machine's load), the command "
 		"ran %.0f%% longer: paths there before may grow as much, up to that",
 		g->more_cpu_wait_us / 1e6, 100 * g->longer_by);
@@ -358,6 +388,13 @@ static int cmp_funcs(const void *x, const void *y)
 	const struct gate_item *b = &sort_items[*(const size_t *)y];
 	double ra = a->w[DIFF_BEFORE] ? (double)a->w[DIFF_AFTER] / a->w[DIFF_BEFORE] : 1e300;
 	double rb = b->w[DIFF_BEFORE] ? (double)b->w[DIFF_AFTER] / b->w[DIFF_BEFORE] : 1e300;
+	size_t la = strlen(a->name), lb = strlen(b->name);
+	/* the program's code before the kernel's, which every syscall passes */
+	bool ka = la > 4 && !strcmp(a->name + la - 4, "_[k]");
+	bool kb = lb > 4 && !strcmp(b->name + lb - 4, "_[k]");
+
+	if (ka != kb)
+		return ka ? 1 : -1;
 
 	if (ra != rb)
 		return ra > rb ? -1 : 1;
@@ -416,6 +453,54 @@ static void mark_on_path(struct gate *g, const struct gate_item *it)
 	}
 }
 
+/* Keep @child among the two paths under @parent that grew most. */
+static void rank_child(struct gate *g, size_t parent, size_t child)
+{
+	struct gate_item *p = &g->paths[parent];
+	double c = g->paths[child].growth;
+
+	if (p->best[0] == SIZE_MAX || c > g->paths[p->best[0]].growth) {
+		p->best[1] = p->best[0];
+		p->best[0] = child;
+	} else if (p->best[1] == SIZE_MAX || c > g->paths[p->best[1]].growth) {
+		p->best[1] = child;
+	}
+}
+
+/*
+ * Where a path named grew, when the growth is spread under it (no longer
+ * path grew too much alone): the two longer paths that grew most, each
+ * followed down while most of its growth stays on one path.
+ */
+static void name_parts(struct gate *g, const struct gate_item *it)
+{
+	char b[64], a[64];
+
+	for (int k = 0; k < 2; k++) {
+		size_t c = it->best[k];
+		const struct gate_item *p;
+		const char *frames;
+		size_t skip = 0;
+
+		if (c == SIZE_MAX || g->paths[c].growth <= 0)
+			continue;
+		while (g->paths[c].best[0] != SIZE_MAX &&
+		       g->paths[g->paths[c].best[0]].growth >= g->paths[c].growth / 2)
+			c = g->paths[c].best[0];
+		p = &g->paths[c];
+		frames = g->norm[p->stack];
+		if (p->kind != REC_OTHER) {
+			skip = strcspn(frames, ";");
+			skip += frames[skip] == ';';
+		}
+		fmt_value(b, sizeof(b), g->d, DIFF_BEFORE, p->w[DIFF_BEFORE]);
+		fmt_value(a, sizeof(a), g->d, DIFF_AFTER, p->w[DIFF_AFTER]);
+		pr_err("  %s in %.*s: %s -> %s (%+.1f%s)", k ? "and" : "most",
+		       p->len > skip ? (int)(p->len - skip) : 0, frames + skip, b, a, p->growth,
+		       g->d->measure == DIFF_SHARE ? " points" : "%");
+	}
+}
+
 static long judge(struct gate *g, double pct)
 {
 	const struct gate_item *most = NULL;
@@ -427,11 +512,15 @@ static long judge(struct gate *g, double pct)
 
 		it->growth = growth(g, it);
 		it->over = it->growth > pct;
+		it->best[0] = it->best[1] = SIZE_MAX;
 		if (!most || it->growth > most->growth)
 			most = it;
 		if (it->over && it->parent != SIZE_MAX)
 			g->paths[it->parent].child_over = true;
 	}
+	for (size_t i = 0; i < g->nr_paths; i++)
+		if (g->paths[i].parent != SIZE_MAX)
+			rank_child(g, g->paths[i].parent, i);
 	for (size_t i = 0; i < g->nr_funcs; i++) {
 		g->funcs[i].growth = growth(g, &g->funcs[i]);
 		g->funcs[i].over = g->funcs[i].growth > pct;
@@ -444,8 +533,10 @@ static long judge(struct gate *g, double pct)
 		free(paths);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < np && i < GATE_NAMED; i++)
+	for (size_t i = 0; i < np && i < GATE_NAMED; i++) {
 		name_item(g, &g->paths[paths[i]], true, pct);
+		name_parts(g, &g->paths[paths[i]]);
+	}
 	for (size_t i = 0; i < nf && i < GATE_NAMED; i++)
 		name_item(g, &g->funcs[funcs[i]], false, pct);
 	if (np > GATE_NAMED || nf > GATE_NAMED)
@@ -470,12 +561,14 @@ long diff__gate(const struct diff *d, double pct, unsigned states)
 {
 	struct gate g = { .d = d };
 	long ret = -ENOMEM;
+	__u64 judged = 0;
 
 	g.norm = calloc(d->nr + 1, sizeof(*g.norm));
 	g.kinds = calloc(d->nr + 1, sizeof(*g.kinds));
+	g.waits = calloc(d->nr + 1, sizeof(*g.waits));
 	g.path_idx = strmap__new();
 	g.func_idx = strmap__new();
-	if (!g.norm || !g.kinds || !g.path_idx || !g.func_idx)
+	if (!g.norm || !g.kinds || !g.waits || !g.path_idx || !g.func_idx)
 		goto out;
 	for (size_t i = 0; i < d->nr; i++) {
 		g.norm[i] = normalize(d->stacks[i].stack, &g.kinds[i]);
@@ -483,10 +576,22 @@ long diff__gate(const struct diff *d, double pct, unsigned states)
 			goto out;
 		if (!(states & (1u << g.kinds[i])))
 			continue;
+		judged += d->stacks[i].w[DIFF_BEFORE];
+		g.waits[i] = load_waits(&g, i);
+		if (g.waits[i])
+			g.waits_before_us += d->stacks[i].w[DIFF_BEFORE];
 		ret = add_stack(&g, i);
 		if (ret)
 			goto out;
 	}
+	/*
+	 * growth in % of BEFORE's time of the kinds judged: the waits for a CPU
+	 * left out of the judging are left out of the whole too, or a busy
+	 * BEFORE would make every limit looser
+	 */
+	g.whole = d->measure == DIFF_SHARE ? 100 : diff__value(d, DIFF_BEFORE, judged);
+	if (g.whole <= 0)
+		g.whole = diff__whole(d);
 	load_of(&g);
 	ret = judge(&g, pct);
 out:
@@ -496,6 +601,7 @@ out:
 		free(g.funcs[i].name);
 	free(g.norm);
 	free(g.kinds);
+	free(g.waits);
 	free(g.paths);
 	free(g.funcs);
 	strmap__free(g.path_idx);
