@@ -130,9 +130,10 @@ for line in sys.stdin:
 	if re.match(r"^[A-Z]", line):
 		part = line.split()[0]
 		continue
-	m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=(\d+) (.*?) :\d+ s=\d+$", line)
+	# a location of no mapping has no M=
+	m = re.match(r"^\s*(\d+): 0x[0-9a-f]+(?: M=(\d+))? (.*?) :\d+ s=\d+$", line)
 	if part == "Locations" and m:
-		locs[int(m.group(1))] = (int(m.group(2)), m.group(3))
+		locs[int(m.group(1))] = (int(m.group(2) or 0), m.group(3))
 	m = re.match(r"^(\d+): \S+ (.*) \[FN\]$", line)
 	if part == "Mappings" and m:
 		path, _, bid = m.group(2).rpartition(" ")
