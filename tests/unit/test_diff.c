@@ -244,6 +244,24 @@ static void test_gate_functions(void)
 	      "slow named in all its callers, no single path of it (%s)", err);
 }
 
+/* Which saved recordings ran a command to its end: a fixed amount of work. */
+static void test_is_cmd(void)
+{
+	CHECK(diff__is_cmd("./smoke -n 3", "./smoke", "wprof record -o x.wprof -- ./smoke -n 3"),
+	      "-- CMD: a command's whole run");
+	CHECK(diff__is_cmd("make -j2", "make", "wprof record -o x.wprof make -j2"),
+	      "CMD without --: the same");
+	CHECK(!diff__is_cmd("./server", "./server", "wprof record -d 30 -o x.wprof -- ./server"),
+	      "-d: a window, however the command ran");
+	CHECK(!diff__is_cmd("./server", "./server", "wprof record --duration=5 -- ./server"),
+	      "--duration=5: a window");
+	CHECK(diff__is_cmd("./t -d 5", "./t", "wprof record -o x.wprof -- ./t -d 5"),
+	      "the command's own -d is the command's");
+	CHECK(!diff__is_cmd("pid 42 (redis)", "redis", "wprof record -p 42 -o x.wprof"),
+	      "-p: a window");
+	CHECK(!diff__is_cmd("every thread", "", "wprof record -a -d 5 -o x.wprof"), "-a: a window");
+}
+
 /* The whole of a large file (malloc'd; "" when it cannot be read). */
 static char *slurp_big(const char *p)
 {
@@ -395,6 +413,7 @@ int main(void)
 	test_svg();
 	test_gate();
 	test_gate_functions();
+	test_is_cmd();
 	test_deep();
 	test_errors();
 	if (!unit_nr_fail) {
