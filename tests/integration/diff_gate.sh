@@ -13,6 +13,8 @@
 # - one worker of four whose sleep doubles fails it, naming where it sleeps;
 # - grouped by none, the lock's code path is one row of the table and one
 #   tower of the diff svg; by thread name, one per worker;
+# - two -d windows compare time per second of window, folded text and a
+#   command's run against a window compare shares;
 # - -o x.png (record, report, diff) is refused in one line naming the formats.
 # The gate's limit is 10% of BEFORE's whole: the regressions here grow by
 # 15% (one worker's sleep) to 500% (32 workers' convoy); two runs of one
@@ -89,6 +91,20 @@ gate one four slow
 check "one worker of four sleeping twice as long fails the gate (exit $RC)" test "$RC" -eq 1
 check "and it names where the workers sleep (wait_io)" \
 	grep -q "^wprof: grew: off-CPU sleep .*wait_io" "$TMP/one.err"
+
+# --- -d windows compare time per second of window; folded text, shares ---
+for w in w1 w2; do
+	timeout --foreground -k 5 120 "$WPROF" record -d 0.5 -o "$TMP/$w.wprof" -o "$TMP/$w.folded" -- \
+		"$WORKLOADS/convoy" -m good -n 2 -r 100000 >/dev/null 2>"$TMP/$w.err" ||
+		fatal "wprof record -d 0.5 failed: $(tail -2 "$TMP/$w.err")"
+done
+gate win w1 w2
+check "two -d windows: compared per second of window" \
+	grep -q "changed time per second of window" "$TMP/win.err"
+"$WPROF" diff "$TMP/w1.folded" "$TMP/w2.folded" >/dev/null 2>"$TMP/fold.err"
+check "two folded files: compared by share" grep -q "changed share" "$TMP/fold.err"
+"$WPROF" diff "$TMP/good-1.wprof" "$TMP/w1.wprof" >/dev/null 2>"$TMP/mixed.err"
+check "a command's run against a window: by share" grep -q "changed share" "$TMP/mixed.err"
 
 # --- grouped by none: one row, one tower per code path ---
 lock_path='worker_main;store_commit_locked;pthread_mutex_lock'
