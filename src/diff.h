@@ -102,8 +102,9 @@ int diff__parse_states(const char *s, unsigned *mask);
  * The gate (diffgate.c): name on stderr every code path (the stacks under
  * each prefix of frames, in all threads of the group) and every function
  * (its inclusive time, in all its callers) of the kinds in @states whose
- * time grew by more than @pct percent of BEFORE's whole. How many grew so,
- * or -ENOMEM.
+ * time grew by more than @pct percent of BEFORE's time of those kinds (in
+ * points of share for DIFF_SHARE), less what a busier AFTER explains (see
+ * diffgate.c). How many grew so, or -ENOMEM.
  */
 long diff__gate(const struct diff *d, double pct, unsigned states);
 
