@@ -45,6 +45,7 @@ enum {
 	OPT_CHECK_DEFERRED,
 	OPT_LONG_BLOCK,
 	OPT_SLICE,
+	OPT_GROUP,
 };
 
 static const struct option record_options[] = {
@@ -68,6 +69,7 @@ static const struct option record_options[] = {
 	{ "check-deferred", no_argument, NULL, OPT_CHECK_DEFERRED },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "no-states", no_argument, NULL, OPT_NO_STATES },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -146,6 +148,9 @@ void cli_usage(FILE *f)
 		"                           recording itself, for wprof report)\n"
 		"      --inline             show inlined calls as frames (suffix _[i]), from DWARF\n"
 		"      --tag-leaf           put the on-cpu/off-cpu frame at the leaf, not the root\n"
+		"      --group WHAT         the stacks of threads merged by: thread (default:\n"
+		"                           its name), pool (worker-12 as worker-*), process,\n"
+		"                           none (one stack per code path); not in a .wprof\n"
 		"      --no-states          one off-cpu tag instead of off-cpu:sleep/disk/runqueue\n"
 		"      --stats              also how the recording went: events, stack walks,\n"
 		"                           unwind tables, the maps' drains, the BPF programs'\n"
@@ -206,7 +211,24 @@ static bool format_of_path(const char *path, enum output_format *f)
 	return false;
 }
 
-int cli_set_outputs(enum output_format format, struct output_spec *outs, size_t *nr)
+/*
+ * A file name's ending that names no format: ".png" in "x.png", NULL for
+ * a name without one (x, /dev/stdout, .hidden) or ending in .txt, which
+ * is text in any format.
+ */
+static const char *unknown_ending(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base || !dot[1] || !strcmp(dot, ".txt"))
+		return NULL;
+	return dot;
+}
+
+int cli_set_outputs(enum output_format format, bool format_given, struct output_spec *outs,
+		    size_t *nr)
 {
 	if (!*nr) {
 		/* gzip is no use to a terminal, and may upset it */
@@ -224,8 +246,16 @@ int cli_set_outputs(enum output_format format, struct output_spec *outs, size_t 
 	for (size_t i = 0; i < *nr; i++) {
 		struct output_spec *o = &outs[i];
 
-		if (!format_of_path(o->path, &o->format))
+		if (!format_of_path(o->path, &o->format)) {
+			/* x.png is not silently folded text: -f says what an unknown name is */
+			if (!format_given && unknown_ending(o->path)) {
+				pr_err("-o %s: '%s' names no format; end the name in .svg, .pb.gz, "
+				       ".json, .folded or .wprof, or give -f FORMAT", o->path,
+				       unknown_ending(o->path));
+				return -EINVAL;
+			}
 			o->format = format;
+		}
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(outs[j].path, o->path)) {
 				pr_err("-o %s given twice; give each output its own file", o->path);
@@ -358,6 +388,7 @@ static int choice_envs(struct record_opts *opts)
 int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 {
 	int c, nr_modes = 0;
+	bool format_given = false;
 	__u64 v;
 
 	memset(opts, 0, sizeof(*opts));
@@ -413,6 +444,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		case 'f':
 			if (cli_format_of_name(optarg, &opts->format))
 				return -EINVAL;
+			format_given = true;
 			break;
 		case OPT_WAKERS:
 			opts->wakers = true;
@@ -465,6 +497,10 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		case OPT_TAG_LEAF:
 			opts->tag_leaf = true;
 			break;
+		case OPT_GROUP:
+			if (group__parse(optarg, &opts->group))
+				return -EINVAL;
+			break;
 		case OPT_NO_STATES:
 			opts->no_states = true;
 			break;
@@ -502,7 +538,7 @@ int cli_parse_record(int argc, char **argv, struct record_opts *opts)
 		pr_err("--min-block is larger than --max-block; nothing would be kept");
 		return -EINVAL;
 	}
-	if (cli_set_outputs(opts->format, opts->outputs, &opts->nr_outputs))
+	if (cli_set_outputs(opts->format, format_given, opts->outputs, &opts->nr_outputs))
 		return -EINVAL;
 	if (choice_envs(opts))
 		return -EINVAL;

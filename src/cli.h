@@ -24,9 +24,12 @@ const struct option *cli_record_options(void);
 int cli_format_of_name(const char *name, enum output_format *f);
 /*
  * The -o files @outs[0..*@nr) each in the format its name ends in, else
- * @format; none: stdout in @format (*@nr becomes 1).
+ * @format; none: stdout in @format (*@nr becomes 1). A name ending in
+ * what names no format (x.png) is refused unless -f was given
+ * (@format_given).
  */
-int cli_set_outputs(enum output_format format, struct output_spec *outs, size_t *nr);
+int cli_set_outputs(enum output_format format, bool format_given, struct output_spec *outs,
+		    size_t *nr);
 /* -p/-t LIST (@opt 'p' or 't'), appended to *@ids; -ENOMEM too. */
 int cli_id_list(int opt, const char *arg, __u32 **ids, size_t *nr);
 

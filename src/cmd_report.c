@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cmd_report.h"
+#include "gzip.h"
 #include "output.h"
 #include "recfile.h"
 #include "report.h"
@@ -24,6 +25,8 @@ struct report_opts {
 	struct rec_filter filter;
 	__u32 *pids, *tids;
 	size_t nr_pids, nr_tids;
+	bool format_given; /* -f */
+	enum group_by group;
 	bool quiet;
 	bool stats;
 	bool tag_leaf;
@@ -39,7 +42,9 @@ static void usage(FILE *f)
 		"\n"
 		"Print a recording saved by wprof record -o FILE.wprof, in any format, as\n"
 		"wprof record would have printed it; with the selection options, of fewer\n"
-		"threads. Reads the file only: needs neither root nor BPF.\n"
+		"threads. FILE may be folded text too (wprof's, hand-edited, another\n"
+		"tool's): its stacks drawn as any output. Reads the file only: needs\n"
+		"neither root nor BPF.\n"
 		"\n"
 		"  -o, --output FILE        write to FILE (default stdout); give it again for\n"
 		"                           more files, each in the format its name ends in\n"
@@ -54,6 +59,9 @@ static void usage(FILE *f)
 		"      --to SECONDS         ... to this far (decimals; rounded out to the\n"
 		"                           recording's slices, wprof record --slice)\n"
 		"      --tag-leaf           the tag (on-cpu, off-cpu:STATE) as the last frame\n"
+		"      --group WHAT         the stacks of threads merged by: thread (default:\n"
+		"                           its name), pool (worker-12 as worker-*), process,\n"
+		"                           none (one stack per code path)\n"
 		"  -q, --quiet              no summary on stderr\n"
 		"      --stats              also how the recording went: events, stack walks,\n"
 		"                           unwind tables, the maps' drains, switches by kind\n"
@@ -73,6 +81,7 @@ enum {
 	OPT_STATS,
 	OPT_FROM,
 	OPT_TO,
+	OPT_GROUP,
 	OPT_RECORD_ONLY, /* an option of wprof record that a recording cannot undo */
 };
 
@@ -85,6 +94,7 @@ static const struct option own_options[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "no-idle-threads", no_argument, NULL, OPT_NO_IDLE },
 	{ "tag-leaf", no_argument, NULL, OPT_TAG_LEAF },
+	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -147,6 +157,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'f':
 			if (cli_format_of_name(optarg, &o->format))
 				return -EINVAL;
+			o->format_given = true;
 			break;
 		case 'p':
 			if (cli_id_list(c, optarg, &o->pids, &o->nr_pids))
@@ -167,6 +178,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_TAG_LEAF:
 			o->tag_leaf = true;
+			break;
+		case OPT_GROUP:
+			if (group__parse(optarg, &o->group))
+				return -EINVAL;
 			break;
 		case OPT_FROM:
 		case OPT_TO:
@@ -225,7 +240,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		o->filter.tids = o->tids;
 		o->filter.nr_tids = o->nr_tids;
 	}
-	return cli_set_outputs(o->format, o->outputs, &o->nr_outputs);
+	return cli_set_outputs(o->format, o->format_given, o->outputs, &o->nr_outputs);
 }
 
 static bool filtering(const struct rec_filter *f)
@@ -260,11 +275,33 @@ static int cut_range(struct recording *rec, const struct report_opts *o)
 	return 0;
 }
 
+/*
+ * @o->input as a recording: saved by wprof record (gzip), else folded text
+ * (*@folded), read as a recording of lines alone. 0, or -errno after one
+ * error line.
+ */
+static int load(const struct report_opts *o, struct recording *rec, bool *folded)
+{
+	unsigned char magic[2];
+	FILE *f = fopen(o->input, "re");
+	size_t n;
+
+	if (!f)
+		return recfile__load(o->input, rec); /* says why */
+	n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	if (gzip__is_gzip(magic, n))
+		return recfile__load(o->input, rec);
+	*folded = true;
+	return recording__from_folded(o->input, rec);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {};
 	struct recording rec;
 	struct outputs outs = {};
+	bool folded = false;
 	int err;
 
 	err = parse(argc, argv, &o);
@@ -273,9 +310,28 @@ int cmd_report(int argc, char **argv)
 		free(o.tids);
 		return err > 0 ? 0 : 2;
 	}
-	err = recfile__load(o.input, &rec);
+	err = load(&o, &rec, &folded);
 	if (err)
 		goto out;
+	if (folded && (filtering(&o.filter) || o.range || o.stats ||
+		       o.group == GROUP_PROCESS)) {
+		pr_err("%s is folded text: it does not say threads, processes or times; the "
+		       "selection options, --from/--to, --stats and --group process need a "
+		       "recording saved by wprof record -o X.wprof", o.input);
+		err = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; folded && i < o.nr_outputs; i++) {
+		enum output_format f = o.outputs[i].format;
+
+		if (f == FORMAT_JSON || f == FORMAT_THREADS || f == FORMAT_WPROF) {
+			pr_err("%s is folded text: it has stacks, not the threads and times that "
+			       "-f %s needs; write folded, svg or pprof", o.input,
+			       f == FORMAT_JSON ? "json" : f == FORMAT_THREADS ? "threads" : "wprof");
+			err = -EINVAL;
+			goto out;
+		}
+	}
 	if (filtering(&o.filter)) {
 		err = recording__filter(&rec, &o.filter);
 		if (err) {
@@ -299,8 +355,10 @@ int cmd_report(int argc, char **argv)
 	}
 	err = outputs__open(&outs, o.outputs, o.nr_outputs);
 	if (!err)
-		err = outputs__write(&outs, &rec);
-	if (!o.quiet) {
+		err = outputs__write(&outs, &rec, o.group);
+	if (folded && !o.quiet)
+		pr_info("%s: folded text, %zu stacks", o.input, folded__nr(rec.lines));
+	else if (!o.quiet) {
 		report__summary(&rec, stderr, o.stats);
 		if (o.stats)
 			report__switch_kinds(&rec, stderr); /* from the counters it saved */

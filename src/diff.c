@@ -15,6 +15,7 @@
 #include "gzip.h"
 #include "outfile.h"
 #include "recfile.h"
+#include "recinfo.h"
 #include "recline.h"
 #include "safestr.h"
 #include "strmap.h"
@@ -32,7 +33,9 @@ struct diff_opts {
 	bool format_given;
 	const char *output;
 	__u64 top;
-	bool absolute;
+	enum diff_measure measure;
+	enum group_by group;
+	unsigned states; /* what the gate judges */
 	bool gate;
 	double gate_pct;
 	const char *names[2];
@@ -59,11 +62,13 @@ static __u64 sat_add(__u64 a, __u64 b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w)
+/* @stack (@len bytes) grouped as d->group wants, @pname its process's name or NULL. */
+static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w,
+	       const char *pname)
 {
 	/* a file's frames hold any byte but controls: made safe text, as wprof's own lines */
 	size_t safe_len = safestr__text(NULL, 0, stack, len);
-	char *safe = NULL;
+	char *safe = NULL, *grouped = NULL;
 	struct diff_stack *s;
 	__u64 idx;
 	int ret;
@@ -75,6 +80,16 @@ static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w)
 		safestr__text(safe, safe_len + 1, stack, len);
 		stack = safe;
 		len = safe_len;
+	}
+	if (d->group != GROUP_THREAD) {
+		size_t n = group__line(NULL, 0, stack, len, d->group, pname);
+
+		ret = -ENOMEM;
+		grouped = malloc(n + 1);
+		if (!grouped)
+			goto out;
+		len = group__line(grouped, n + 1, stack, len, d->group, pname);
+		stack = grouped;
 	}
 	ret = strmap__intern(d->index, stack, len, d->nr, &idx);
 	if (ret < 0)
@@ -96,6 +111,7 @@ static int add(struct diff *d, int side, const char *stack, size_t len, __u64 w)
 	d->lines[side]++;
 	ret = 0;
 out:
+	free(grouped);
 	free(safe);
 	return ret;
 }
@@ -124,7 +140,7 @@ int diff__read(struct diff *d, int side, struct foldread *fr, const char *name)
 	int err;
 
 	while ((err = foldread__next(fr, &stack, &len, &w, &cut)) > 0) {
-		err = add(d, side, stack, len, w);
+		err = add(d, side, stack, len, w, NULL);
 		if (err) {
 			pr_err("out of memory reading %s", name);
 			return err;
@@ -151,45 +167,6 @@ int diff__read(struct diff *d, int side, struct foldread *fr, const char *name)
 	return 0;
 }
 
-static double share(const struct diff *d, const struct diff_stack *s, int side)
-{
-	return d->total[side] ? (double)s->w[side] / d->total[side] : 0;
-}
-
-/* Growth in points of share, or in us when @absolute. */
-static double change(const struct diff *d, const struct diff_stack *s, bool absolute)
-{
-	if (absolute)
-		return (double)s->w[DIFF_AFTER] - (double)s->w[DIFF_BEFORE];
-	/* exactly 0 for equal shares: no rounding noise in a file against itself */
-	if ((unsigned __int128)s->w[DIFF_BEFORE] * d->total[DIFF_AFTER] ==
-	    (unsigned __int128)s->w[DIFF_AFTER] * d->total[DIFF_BEFORE])
-		return 0;
-	return 100 * (share(d, s, DIFF_AFTER) - share(d, s, DIFF_BEFORE));
-}
-
-double diff__change(const struct diff *d, const struct diff_stack *s)
-{
-	return change(d, s, d->absolute);
-}
-
-/* The gate's measure, whatever --absolute. */
-static double share_growth(const struct diff *d, const struct diff_stack *s)
-{
-	return change(d, s, false);
-}
-
-__u64 diff__before(const struct diff *d, const struct diff_stack *s)
-{
-	unsigned __int128 v;
-
-	if (d->absolute || !d->total[DIFF_BEFORE])
-		return s->w[DIFF_BEFORE];
-	v = (unsigned __int128)s->w[DIFF_BEFORE] * d->total[DIFF_AFTER];
-	v = (v + d->total[DIFF_BEFORE] / 2) / d->total[DIFF_BEFORE];
-	return v > UINT64_MAX ? UINT64_MAX : (__u64)v;
-}
-
 static const struct diff *sort_diff;
 
 /* Largest change first (either way), then by stack. */
@@ -205,17 +182,6 @@ static int cmp_change(const void *a, const void *b)
 		cy = -cy;
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
-	return strcmp(x->stack, y->stack);
-}
-
-static int cmp_growth(const void *a, const void *b)
-{
-	const struct diff_stack *x = &sort_diff->stacks[*(const size_t *)a];
-	const struct diff_stack *y = &sort_diff->stacks[*(const size_t *)b];
-	double gx = share_growth(sort_diff, x), gy = share_growth(sort_diff, y);
-
-	if (gx != gy)
-		return gx > gy ? -1 : 1;
 	return strcmp(x->stack, y->stack);
 }
 
@@ -249,9 +215,18 @@ static const char *state(const struct diff_stack *s, double change)
 	return change > 0 ? "grew" : "shrank";
 }
 
-/* The stacks whose share changed, most first; nothing at all when none did. */
+/* The stacks whose measure changed, most first; nothing at all when none did. */
 static int write_table(const struct diff *d, const struct diff_opts *o, FILE *f)
 {
+	static const char *const heads[][3] = {
+		[DIFF_TIME] = { "CHANGE_MS", "BEFORE_MS", "AFTER_MS" },
+		[DIFF_RATE] = { "CHANGE_MS/S", "BEFORE_MS/S", "AFTER_MS/S" },
+		[DIFF_SHARE] = { "CHANGE_PTS", "BEFORE%", "AFTER%" },
+	};
+	const char *const *h = heads[d->measure];
+	/* shares in points and %, times in ms (per s of window) */
+	double unit = d->measure == DIFF_SHARE ? 1 : 1e3;
+	int prec = d->measure == DIFF_SHARE ? 2 : 3;
 	size_t *idx = order(d, cmp_change), rows = 0;
 
 	if (!idx)
@@ -263,23 +238,16 @@ static int write_table(const struct diff *d, const struct diff_opts *o, FILE *f)
 		if (c == 0)
 			break; /* sorted: the rest did not change either */
 		if (!rows++)
-			fprintf(f, "%-6s %10s %9s %9s  %s\n", "STATE",
-				d->absolute ? "CHANGE_MS" : "CHANGE_PTS",
-				d->absolute ? "BEFORE_MS" : "BEFORE%", d->absolute ? "AFTER_MS" : "AFTER%",
-				"STACK");
-		if (d->absolute)
-			fprintf(f, "%-6s %+10.3f %9.3f %9.3f  %s\n", state(s, c), c / 1e3,
-				s->w[DIFF_BEFORE] / 1e3, s->w[DIFF_AFTER] / 1e3, s->stack);
-		else
-			fprintf(f, "%-6s %+10.2f %9.2f %9.2f  %s\n", state(s, c), c,
-				100 * share(d, s, DIFF_BEFORE), 100 * share(d, s, DIFF_AFTER),
-				s->stack);
+			fprintf(f, "%-6s %10s %9s %9s  %s\n", "STATE", h[0], h[1], h[2], "STACK");
+		fprintf(f, "%-6s %+10.*f %9.*f %9.*f  %s\n", state(s, c), prec, c / unit, prec,
+			diff__value(d, DIFF_BEFORE, s->w[DIFF_BEFORE]) / unit, prec,
+			diff__value(d, DIFF_AFTER, s->w[DIFF_AFTER]) / unit, s->stack);
 	}
 	free(idx);
 	return 0;
 }
 
-/* difffolded.pl's form: `stack BEFORE AFTER`, BEFORE scaled to AFTER's total unless --absolute. */
+/* difffolded.pl's form: `stack BEFORE AFTER`, BEFORE in AFTER's units (diff__before()). */
 static int write_folded(const struct diff *d, FILE *f)
 {
 	size_t *idx = order(d, cmp_stack);
@@ -299,7 +267,7 @@ static int write_folded(const struct diff *d, FILE *f)
 static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 {
 	struct flame *fl = flame__new();
-	struct svg_opts so = { .diff = true, .absolute = d->absolute };
+	struct svg_opts so = { .diff = true, .absolute = d->measure != DIFF_SHARE };
 	char title[512], subtitle[512], tb[64], ta[64];
 	int err = 0;
 
@@ -315,10 +283,13 @@ static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 			kind = rl.kind;
 		if (kind == REC_OTHER && !rec_line__split(s->stack, true, false, &rl))
 			kind = rl.kind;
-		/* shares from BEFORE's own weights; what is gone drawn in AFTER's units */
+		/*
+		 * shares from BEFORE's own weights, times per second in AFTER's
+		 * window; what is gone drawn in AFTER's units
+		 */
 		err = flame__add(fl, s->stack, strlen(s->stack), kind, SIZE_MAX,
-				 s->w[DIFF_AFTER], s->w[DIFF_BEFORE],
-				 s->w[DIFF_AFTER] ? 0 : diff__before(d, s));
+				 s->w[DIFF_AFTER], d->measure == DIFF_RATE ? diff__before(d, s) :
+				 s->w[DIFF_BEFORE], s->w[DIFF_AFTER] ? 0 : diff__before(d, s));
 	}
 	if (!err)
 		err = flame__finish(fl);
@@ -333,7 +304,7 @@ static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 			 o->names[DIFF_AFTER]);
 		snprintf(subtitle, sizeof(subtitle), "widths: AFTER (%s in all); colour: how each "
 			 "frame's %s changed since BEFORE (%s in all)", ta,
-			 d->absolute ? "time" : "share", tb);
+			 diff__measure_name(d->measure), tb);
 		so.title = title;
 		so.subtitle = subtitle;
 		err = svg__write(fl, &so, f);
@@ -342,50 +313,38 @@ static int write_svg(const struct diff *d, const struct diff_opts *o, FILE *f)
 	return err;
 }
 
-/* The stacks whose share grew more than the gate allows, named on stderr; how many. */
-static size_t gate(const struct diff *d, double pct)
-{
-	size_t *idx = order(d, cmp_growth), over = 0;
-
-	if (!idx) {
-		pr_err("out of memory");
-		return 1;
-	}
-	for (size_t i = 0; i < d->nr; i++) {
-		const struct diff_stack *s = &d->stacks[idx[i]];
-		double g = share_growth(d, s);
-
-		if (g <= pct)
-			break;
-		if (over++ < GATE_NAMED)
-			pr_err("share grew by %.2f points (%.2f%% -> %.2f%%), more than %g: %s", g,
-			       100 * share(d, s, DIFF_BEFORE), 100 * share(d, s, DIFF_AFTER), pct,
-			       s->stack);
-	}
-	if (over > GATE_NAMED)
-		pr_err("... and %zu more stacks grew by more than %g points", over - GATE_NAMED,
-		       pct);
-	free(idx);
-	return over;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: wprof diff [OPTIONS] BEFORE AFTER\n"
 		"\n"
 		"Compare two recordings, saved (wprof record -o X.wprof) or in folded text\n"
-		"(wprof record -f folded): how each stack's share of the whole changed.\n"
+		"(wprof record -f folded): how the time of each code path changed.\n"
 		"Needs neither root nor BPF.\n"
 		"\n"
-		"  -f, --format FORMAT      table (default: the stacks whose share changed\n"
-		"                           most), folded (`stack BEFORE AFTER`, as\n"
-		"                           difffolded.pl), svg (differential flame graph)\n"
+		"  -f, --format FORMAT      table (default: the stacks that changed most),\n"
+		"                           folded (`stack BEFORE AFTER`, as difffolded.pl),\n"
+		"                           svg (differential flame graph)\n"
 		"  -o, --output FILE        write to FILE (default stdout); FILE.svg is svg\n"
 		"      --top N              rows of the table (default %d; 0: all)\n"
-		"      --absolute           compare weights (us), not shares of each total\n"
-		"      --fail-if-grown PCT  exit 1 when a stack's share grew by more than PCT\n"
-		"                           points, naming it on stderr\n"
+		"      --group WHAT         the stacks of threads merged: none (default: one\n"
+		"                           stack per code path), thread (by name), pool\n"
+		"                           (worker-12 as worker-*), process (saved\n"
+		"                           recordings only)\n"
+		"      --measure WHAT       auto (default), time (us as they are: two runs of\n"
+		"                           a fixed amount of work), rate (time per second of\n"
+		"                           window), share (of each side's total); auto: time\n"
+		"                           for two saved recordings of -- CMD, rate for two\n"
+		"                           of windows, else share\n"
+		"      --absolute           the same as --measure time\n"
+		"      --fail-if-grown PCT  exit 1 when a code path, or a function's time in\n"
+		"                           all its callers, grew by more than PCT%% of\n"
+		"                           BEFORE's whole (in points with shares), naming\n"
+		"                           it on stderr\n"
+		"      --states LIST        the kinds of time --fail-if-grown judges, by comma:\n"
+		"                           on-cpu, sleep, disk, runqueue, steal, off-cpu, all\n"
+		"                           (default on-cpu,sleep,disk: a wait for a CPU\n"
+		"                           measures the machine's load as much as the code)\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Exit status: 0; 1 when --fail-if-grown tripped or the output could not be\n"
@@ -393,17 +352,36 @@ static void usage(FILE *f)
 		DEFAULT_TOP);
 }
 
-enum { OPT_TOP = 0x100, OPT_ABSOLUTE, OPT_FAIL_IF_GROWN };
+enum { OPT_TOP = 0x100, OPT_ABSOLUTE, OPT_FAIL_IF_GROWN, OPT_GROUP, OPT_MEASURE, OPT_STATES };
 
 static const struct option diff_options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "measure", required_argument, NULL, OPT_MEASURE },
+	{ "states", required_argument, NULL, OPT_STATES },
 	{ "fail-if-grown", required_argument, NULL, OPT_FAIL_IF_GROWN },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
+
+static int parse_measure(const char *s, enum diff_measure *m)
+{
+	static const char *const names[] = {
+		[DIFF_AUTO] = "auto", [DIFF_TIME] = "time", [DIFF_RATE] = "rate",
+		[DIFF_SHARE] = "share",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i])) {
+			*m = i;
+			return 0;
+		}
+	pr_err("invalid --measure '%s': expected auto, time, rate or share", s);
+	return -EINVAL;
+}
 
 /* 0, 1 when help was printed, -EINVAL after one error line. */
 static int parse(int argc, char **argv, struct diff_opts *o)
@@ -413,6 +391,8 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->top = DEFAULT_TOP;
+	o->group = GROUP_NONE;
+	o->states = DIFF_STATES_DEFAULT;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":f:o:h", diff_options, NULL)) != -1) {
@@ -442,15 +422,27 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 			}
 			break;
 		case OPT_ABSOLUTE:
-			o->absolute = true;
+			o->measure = DIFF_TIME;
+			break;
+		case OPT_MEASURE:
+			if (parse_measure(optarg, &o->measure))
+				return -EINVAL;
+			break;
+		case OPT_GROUP:
+			if (group__parse(optarg, &o->group))
+				return -EINVAL;
+			break;
+		case OPT_STATES:
+			if (diff__parse_states(optarg, &o->states))
+				return -EINVAL;
 			break;
 		case OPT_FAIL_IF_GROWN:
 			errno = 0;
 			o->gate_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(o->gate_pct >= 0 && o->gate_pct <= 100)) {
-				pr_err("invalid --fail-if-grown '%s': expected points of share, 0 to 100, "
-				       "e.g. 5 or 0.5", optarg);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
+			    !(o->gate_pct >= 0 && o->gate_pct <= 1e6)) {
+				pr_err("invalid --fail-if-grown '%s': expected a percentage of BEFORE's "
+				       "whole, e.g. 5 or 0.5", optarg);
 				return -EINVAL;
 			}
 			o->gate = true;
@@ -474,12 +466,20 @@ static int parse(int argc, char **argv, struct diff_opts *o)
 	o->names[DIFF_BEFORE] = argv[optind];
 	o->names[DIFF_AFTER] = argv[optind + 1];
 	if (o->output && !o->format_given) {
-		size_t len = strlen(o->output);
+		const char *base = strrchr(o->output, '/'), *dot;
 
-		if (len > 4 && !strcmp(o->output + len - 4, ".svg"))
+		base = base ? base + 1 : o->output;
+		dot = strrchr(base, '.');
+		if (dot && !strcmp(dot, ".svg"))
 			o->format = DIFF_SVG;
-		else if (len > 7 && !strcmp(o->output + len - 7, ".folded"))
+		else if (dot && !strcmp(dot, ".folded"))
 			o->format = DIFF_FOLDED;
+		else if (dot && dot != base && dot[1] && strcmp(dot, ".txt")) {
+			/* x.png is not silently a table */
+			pr_err("-o %s: '%s' names no format; end the name in .svg, .folded or "
+			       ".txt (the table), or give -f FORMAT", o->output, dot);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -498,8 +498,14 @@ static int read_folded(struct diff *d, int side, FILE *f, const char *name,
 		       const void *prefix, size_t n)
 {
 	struct foldread fr;
-	int err = foldread__init(&fr, f, NULL, prefix, n);
+	int err;
 
+	if (d->group == GROUP_PROCESS) {
+		pr_err("%s: --group process needs saved recordings (wprof record -o X.wprof): "
+		       "folded text names threads, not their processes", name);
+		return -EINVAL;
+	}
+	err = foldread__init(&fr, f, NULL, prefix, n);
 	if (err) {
 		pr_err("out of memory reading %s", name);
 		return err;
@@ -509,17 +515,64 @@ static int read_folded(struct diff *d, int side, FILE *f, const char *name,
 	return err;
 }
 
+struct rec_add_ctx {
+	struct diff *d;
+	const struct recording *r;
+	int side;
+	char *buf;
+	size_t cap;
+};
+
 /*
- * A saved recording's folded lines into @side, from its bytes @buf. What
+ * One line of a recording (with its ids when r->ids) as folded text would
+ * have it, its name frame that of its process's for --group process.
+ */
+static int add_rec_line(const char *line, __u64 weight, __u64 count, __u64 max, void *ctx)
+{
+	struct rec_add_ctx *c = ctx;
+	const struct thread_acct *t = NULL;
+	struct rec_line rl;
+	size_t n;
+
+	if (!c->r->ids)
+		return add(c->d, c->side, line, strlen(line), weight, NULL);
+	if (rec_line__split(line, c->r->tag_leaf, true, &rl))
+		return -EINVAL;
+	if (c->d->group == GROUP_PROCESS)
+		t = rec_info__thread_of(&c->r->prof, rl.pid, rl.tid);
+	n = strlen(line) + 2;
+	if (n > c->cap) {
+		char *b = realloc(c->buf, n);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = n;
+	}
+	if (c->r->tag_leaf)
+		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.comm.len, rl.comm.s,
+			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s,
+			     rl.tag.len ? ";" : "", (int)rl.tag.len, rl.tag.s);
+	else
+		n = snprintf(c->buf, c->cap, "%.*s%s%.*s%s%.*s", (int)rl.tag.len, rl.tag.s,
+			     rl.tag.len ? ";" : "", (int)rl.comm.len, rl.comm.s,
+			     rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s);
+	(void)count;
+	(void)max;
+	return add(c->d, c->side, c->buf, n, weight, t && t->pcomm[0] ? t->pcomm : NULL);
+}
+
+/*
+ * A saved recording's lines into @side, from its bytes @buf, and what it
+ * says of itself (its window, whether it ran a command to its end). What
  * is gzip but no recording is no folded text either: its first line says so.
  */
 static int read_recording(struct diff *d, int side, const char *name, const void *buf,
 			  size_t len)
 {
+	struct rec_add_ctx c = { .d = d, .side = side };
 	struct recording r;
-	char why[256], *text = NULL;
-	size_t tlen = 0;
-	FILE *f;
+	char why[256];
 	int err;
 
 	if (!is_recording(buf, len)) {
@@ -532,22 +585,23 @@ static int read_recording(struct diff *d, int side, const char *name, const void
 		pr_err("%s: %s", name, why);
 		return err;
 	}
-	f = open_memstream(&text, &tlen);
-	err = f ? recording__write_folded(&r, f) : -ENOMEM;
-	if (f && fclose(f) && !err)
-		err = -ENOMEM;
+	c.r = &r;
+	d->side[side].known = true;
+	d->side[side].window_ns = r.prof.window_ns;
+	d->side[side].cmd = diff__is_cmd(r.info.target, r.info.program, r.cmdline);
+	err = folded__for_each(r.lines, add_rec_line, &c);
 	/* cut when it was read, or before it was saved */
 	d->cut[side] += r.prof.stacks_cut_on_read;
-	recording__free(&r);
-	f = err ? NULL : fmemopen(text, tlen, "r");
-	if (f) {
-		err = read_folded(d, side, f, name, NULL, 0);
-		fclose(f);
-	} else if (!err || err == -ENOMEM) {
+	if (err == -ENOMEM)
 		pr_err("out of memory reading %s", name);
-		err = -ENOMEM;
+	else if (err)
+		pr_err("%s: a line without its thread's ids: %s", name, strerror(-err));
+	if (!err && !d->lines[side]) {
+		pr_err("%s has no stacks: nothing to compare", name);
+		err = -EINVAL;
 	}
-	free(text);
+	free(c.buf);
+	recording__free(&r);
 	return err;
 }
 
@@ -632,9 +686,9 @@ int cmd_diff(int argc, char **argv)
 		pr_err("out of memory");
 		return 1;
 	}
-	d.absolute = o.absolute;
+	d.group = o.group;
 	if (read_side(&d, DIFF_BEFORE, o.names[DIFF_BEFORE]) ||
-	    read_side(&d, DIFF_AFTER, o.names[DIFF_AFTER])) {
+	    read_side(&d, DIFF_AFTER, o.names[DIFF_AFTER]) || diff__resolve(&d, o.measure)) {
 		diff__free(&d);
 		return 2;
 	}
@@ -664,20 +718,30 @@ int cmd_diff(int argc, char **argv)
 	else if (err)
 		pr_err("cannot write %s: %s", o.output ? o.output : "to stdout", strerror(-err));
 	for (size_t i = 0; i < d.nr; i++) {
-		changed += share_growth(&d, &d.stacks[i]) != 0;
+		changed += diff__change(&d, &d.stacks[i]) != 0;
 		nr[DIFF_BEFORE] += d.stacks[i].w[DIFF_BEFORE] > 0;
 		nr[DIFF_AFTER] += d.stacks[i].w[DIFF_AFTER] > 0;
 	}
 	pr_info("BEFORE %s: %zu stacks, %.3f s; AFTER %s: %zu stacks, %.3f s; %zu stacks changed "
-		"share", o.names[DIFF_BEFORE], nr[DIFF_BEFORE], d.total[DIFF_BEFORE] / 1e6,
-		o.names[DIFF_AFTER], nr[DIFF_AFTER], d.total[DIFF_AFTER] / 1e6, changed);
+		"%s (grouped by %s)", o.names[DIFF_BEFORE], nr[DIFF_BEFORE],
+		d.total[DIFF_BEFORE] / 1e6, o.names[DIFF_AFTER], nr[DIFF_AFTER],
+		d.total[DIFF_AFTER] / 1e6, changed, diff__measure_name(d.measure),
+		group__name(d.group));
+	if (d.side[DIFF_BEFORE].cmd && d.side[DIFF_AFTER].cmd)
+		pr_info("the command ran %.3f s -> %.3f s", d.side[DIFF_BEFORE].window_ns / 1e9,
+			d.side[DIFF_AFTER].window_ns / 1e9);
 	for (int side = DIFF_BEFORE; side <= DIFF_AFTER; side++)
 		if (d.cut[side])
 			pr_info("lost: %llu stacks of %s cut to " STACKCAP_WORDS " when read, the "
 				"frame " STACKCAP_MARK " in place of the rest [stacks_cut_on_read]",
 				(unsigned long long)d.cut[side], o.names[side]);
-	if (o.gate)
-		over = gate(&d, o.gate_pct);
+	if (o.gate) {
+		long n = diff__gate(&d, o.gate_pct, o.states);
+
+		if (n < 0)
+			pr_err("out of memory judging the change");
+		over = n ? 1 : 0;
+	}
 	outfile__abort(&of);
 	diff__free(&d);
 	return err || over ? 1 : 0;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "group.h"
 #include "wprof.h"
 
 enum output_format {
@@ -83,6 +84,7 @@ struct record_opts {
 	struct output_spec outputs[MAX_OUTPUTS]; /* what to write; at least one after parsing */
 	size_t nr_outputs;
 	bool tag_leaf;
+	enum group_by group; /* --group: of every output but a saved recording */
 	bool wakers;
 	const char *thread_glob; /* --thread-name */
 	const char *comm_glob;   /* --comm */

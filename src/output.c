@@ -48,17 +48,16 @@ int output__write(struct recording *r, enum output_format format, FILE *f)
 	}
 }
 
-int outputs__write(struct outputs *o, struct recording *r)
+/* Write @r to the outputs for which @pick(format) says so; the first -errno. */
+static int write_some(struct outputs *o, struct recording *r, bool (*pick)(enum output_format))
 {
 	int first = 0;
 
-	/* flame graphs first: what they merge is counted in the other outputs' losses */
-	for (size_t k = 0; k < 2 * o->nr; k++) {
-		size_t i = k % o->nr;
+	for (size_t i = 0; i < o->nr; i++) {
 		struct output *out = &o->outs[i];
 		int err;
 
-		if ((k < o->nr) != (out->spec->format == FORMAT_SVG))
+		if (!pick(out->spec->format))
 			continue;
 		err = output__write(r, out->spec->format, out->f);
 
@@ -74,6 +73,56 @@ int outputs__write(struct outputs *o, struct recording *r)
 			first = err;
 	}
 	return first;
+}
+
+static bool is_wprof(enum output_format f)
+{
+	return f == FORMAT_WPROF;
+}
+
+/* The formats whose stacks say their thread (pid, tid): not merged by --group none. */
+static bool is_per_thread(enum output_format f)
+{
+	return f == FORMAT_WPROF || f == FORMAT_JSON || f == FORMAT_THREADS;
+}
+
+static bool is_merged(enum output_format f)
+{
+	return f == FORMAT_FOLDED || f == FORMAT_PPROF;
+}
+
+static bool is_svg(enum output_format f)
+{
+	return f == FORMAT_SVG;
+}
+
+static bool is_other(enum output_format f)
+{
+	return f != FORMAT_WPROF && f != FORMAT_SVG;
+}
+
+int outputs__write(struct outputs *o, struct recording *r, enum group_by g)
+{
+	int first, err;
+
+	/*
+	 * a saved recording keeps every thread's lines: report can group them
+	 * any way; json's stacks (and the threads table) are each a thread's,
+	 * their names as grouped, but for none, which has no name to give
+	 */
+	first = write_some(o, r, g == GROUP_NONE ? is_per_thread : is_wprof);
+	if (g != GROUP_THREAD) {
+		err = recording__group(r, g);
+		if (err) {
+			pr_err("cannot group the stacks by %s: %s", group__name(g), strerror(-err));
+			return first ? first : err;
+		}
+	}
+	/* flame graphs first: what they merge is counted in the other outputs' losses */
+	err = write_some(o, r, is_svg);
+	first = first ? first : err;
+	err = write_some(o, r, g == GROUP_NONE ? is_merged : is_other);
+	return first ? first : err;
 }
 
 void outputs__abort(struct outputs *o)

@@ -29,9 +29,12 @@ struct outputs {
 int outputs__open(struct outputs *o, const struct output_spec *specs, size_t nr);
 /*
  * Write @r to every output and put the files in place; a failed one is
- * named in one line and does not stop the others. 0 or the first -errno.
+ * named in one line and does not stop the others. A saved recording (.wprof)
+ * is written as it is (and, for GROUP_NONE, json and the threads table,
+ * whose stacks are each a thread's), then @r's lines are grouped by @g
+ * (recording__group()) for the other outputs. 0 or the first -errno.
  */
-int outputs__write(struct outputs *o, struct recording *r);
+int outputs__write(struct outputs *o, struct recording *r, enum group_by g);
 /* Remove the files of outputs not committed (a failed run leaves the old files). */
 void outputs__abort(struct outputs *o);
 

@@ -96,8 +96,13 @@ static void pb_msg(struct bytebuf *b, int field, struct bytebuf *sub)
 	sub->len = 0;
 }
 
-/* The mapping of frames whose file is not known: the program's. */
-#define MAPPING_UNKNOWN 1
+/*
+ * Mapping 1 is the main binary's to pprof: the program's file, or its name.
+ * Frames of no known file have no mapping (a location may have none): so
+ * that a file is one mapping, with its build id, not also the program's name.
+ */
+#define MAPPING_PROGRAM 1
+#define MAPPING_NONE 0
 
 struct pprof {
 	const struct profile *p;
@@ -110,7 +115,7 @@ struct pprof {
 	size_t nr_stack, cap_stack;
 	__u64 *mapping_ids; /* by index in p->origins.list; 0: not written yet */
 	__u32 pid;          /* of the current sample */
-	__u64 ambiguous;    /* locations whose function two files have: mapping 1 */
+	__u64 ambiguous;    /* locations whose function two files have: no mapping */
 	bool last_ambiguous; /* that of the last mapping_of() */
 	char *key;          /* scratch: a location's key */
 	size_t cap_key;
@@ -184,16 +189,60 @@ static __u64 function_id(struct pprof *pp, const char *name, size_t len)
 	return id;
 }
 
+/*
+ * The origin that stands for @idx's file: a file whose build id could not
+ * be read once (a process that exited, a mount namespace not entered) and
+ * could another time is one file, one mapping, with its build id. Two
+ * build ids of one path are two files (one replaced while recording).
+ */
+static size_t canonical(const struct origins *os, size_t idx)
+{
+	if (os->list[idx].build_id[0])
+		return idx;
+	for (size_t i = 0; i < os->nr; i++)
+		if (os->list[i].build_id[0] && !strcmp(os->list[i].path, os->list[idx].path))
+			return i;
+	return idx;
+}
+
+/*
+ * The origin of the program's own file (@program as the command line gave
+ * it: a path, or a name found in PATH), with its build id, or -1.
+ */
+static long program_origin(const struct origins *os, const char *program)
+{
+	const char *base = strrchr(program, '/');
+	long found = -1;
+
+	base = base ? base + 1 : program;
+	if (!*base)
+		return -1;
+	for (size_t i = 0; i < os->nr; i++) {
+		const char *path = os->list[i].path, *pb = strrchr(path, '/');
+
+		if (strcmp(path, program) && (!pb || strcmp(pb + 1, base)))
+			continue;
+		if (found < 0 || (!os->list[found].build_id[0] && os->list[i].build_id[0]))
+			found = i;
+	}
+	return found;
+}
+
 /* The mapping of the file of origin @idx, written when first used. */
 static __u64 mapping_id(struct pprof *pp, size_t idx)
 {
-	const struct origin *o = &pp->p->origins.list[idx];
+	const struct origin *o;
+	size_t canon;
 	__u64 id = pp->mapping_ids[idx];
 
 	if (id)
 		return id;
+	canon = canonical(&pp->p->origins, idx);
+	if (canon != idx)
+		return pp->mapping_ids[idx] = mapping_id(pp, canon);
+	o = &pp->p->origins.list[idx];
 	/* ids 1..n: mapping 1 is that of frames of no known file */
-	id = pp->mapping_ids[idx] = MAPPING_UNKNOWN + 1 + idx;
+	id = pp->mapping_ids[idx] = MAPPING_PROGRAM + 1 + idx;
 	pb_uint(&pp->fn, MAPPING_ID, id);
 	pb_uint(&pp->fn, MAPPING_FILENAME, cstr_id(pp, o->path));
 	if (o->build_id[0])
@@ -212,7 +261,7 @@ static __u64 mapping_of(struct pprof *pp, const char *name, size_t len)
 	long idx = pp->mapping_ids ? origins__find(&pp->p->origins, pp->pid, name, len) : -ENOENT;
 
 	pp->last_ambiguous = idx == -EEXIST;
-	return idx < 0 ? MAPPING_UNKNOWN : mapping_id(pp, idx);
+	return idx < 0 ? MAPPING_NONE : mapping_id(pp, idx);
 }
 
 /*
@@ -371,6 +420,7 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 			    .inlines = r->inlines };
 	struct bytebuf head = {}, all = {};
 	char comment[700];
+	long main;
 	int err;
 
 	pp.string_ids = strmap__new();
@@ -389,11 +439,22 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
 	value_type(&pp, &head, PROFILE_SAMPLE_TYPE, "steal", "nanoseconds");
 	/*
-	 * The first mapping, the main binary's to pprof, holds the frames of no
-	 * known file: the program's name, already symbolized (has_functions).
+	 * The first mapping, the main binary's to pprof: the program's file
+	 * when a frame of it was recorded, else its name; already symbolized
+	 * (has_functions).
 	 */
-	pb_uint(&pp.fn, MAPPING_ID, MAPPING_UNKNOWN);
-	pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
+	main = pp.mapping_ids ? program_origin(&r->prof.origins, ri->program) : -1;
+	pb_uint(&pp.fn, MAPPING_ID, MAPPING_PROGRAM);
+	if (main >= 0) {
+		pp.mapping_ids[main] = MAPPING_PROGRAM;
+		pb_uint(&pp.fn, MAPPING_FILENAME, cstr_id(&pp, r->prof.origins.list[main].path));
+		if (r->prof.origins.list[main].build_id[0])
+			pb_uint(&pp.fn, MAPPING_BUILD_ID,
+				cstr_id(&pp, r->prof.origins.list[main].build_id));
+	} else {
+		pb_uint(&pp.fn, MAPPING_FILENAME,
+			cstr_id(&pp, ri->program[0] ? ri->program : "wprof"));
+	}
 	pb_uint(&pp.fn, MAPPING_HAS_FUNCTIONS, 1);
 	if (r->inlines)
 		pb_uint(&pp.fn, MAPPING_HAS_INLINE_FRAMES, 1);
@@ -413,7 +474,7 @@ int pprof__write_recording(const struct recording *r, FILE *f)
 	pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
 	if (pp.ambiguous) {
 		snprintf(comment, sizeof(comment), "%llu locations have a function name that two "
-			 "files of one process have: their mapping is the first, of no known file",
+			 "files of one process have: they have no mapping, as frames of no known file",
 			 (unsigned long long)pp.ambiguous);
 		pb_uint(&head, PROFILE_COMMENT, cstr_id(&pp, comment));
 	}

@@ -1002,7 +1002,7 @@ static int finish(struct recorder *r, const char *why)
 		pr_err("cannot keep the recorded data: %s", strerror(-err));
 		goto out;
 	}
-	err = outputs__write(&r->outs, &rec);
+	err = outputs__write(&r->outs, &rec, r->opts.group);
 	/* what was measured is on stderr even when the output could not be written */
 	pr_info("stopped: %s; %zu stacks %s", why, folded__nr(rec.lines),
 		err ? "not written" : "written");

@@ -16,6 +16,7 @@
 
 #include "cgcpu.h"
 #include "folded.h"
+#include "group.h"
 #include "opts.h"
 #include "profile.h"
 #include "raninst.h"
@@ -119,6 +120,22 @@ int recording__filter(struct recording *r, const struct rec_filter *f);
  * --tag-leaf` builds them (nothing when it is there already). 0 or -errno.
  */
 int recording__tag_leaf(struct recording *r);
+
+/*
+ * The lines grouped as @g asks (group.h; recgroup.c): each thread's name as
+ * its pool's or its process's, or none, the lines of threads that ran one
+ * code path then one line (without ids: r->ids becomes false, and what
+ * needs them, recording__filter(), cannot follow). 0 or -errno.
+ */
+int recording__group(struct recording *r, enum group_by g);
+
+/*
+ * Folded text (wprof's, hand-edited, or another tool's) read from @path
+ * ("-": stdin) as a recording of lines alone, without ids, threads or a
+ * window (recfold.c): what `wprof report` can draw. One error line naming
+ * the file (and line); 0 or -errno.
+ */
+int recording__from_folded(const char *path, struct recording *r);
 
 /* The lines without their PID;TID frames, as folded text wants them. 0 or -errno. */
 int recording__write_folded(const struct recording *r, FILE *f);

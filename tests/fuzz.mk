@@ -17,6 +17,8 @@ FUZZ_MODS    += cfirows ehrows rowalloc
 # the saved recording's reader, and the writers that read what it read
 FUZZ_MODS    += recfile recfile_write recfile_time recfile_ran raninst cgcpu statnames bytebuf gzip recording recline profile_data recinfo output outfile report timeline threadtime svg \
 		svgstrip flame pprof strmap origins
+# what the outputs group the threads' stacks with (--group)
+FUZZ_MODS    += group recgroup
 FUZZ_OBJS    := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_MODS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))

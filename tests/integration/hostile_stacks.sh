@@ -43,7 +43,7 @@ with open(d + "/huge.folded", "w") as f:
 printf 'on-cpu;deep;f0 60\non-cpu;huge;x 40\n' >"$TMP/base.folded"
 
 # --- 40000 frames, every format ---
-run_wprof_rss svg diff -o "$TMP/deep.svg" "$TMP/base.folded" "$TMP/deep.folded"
+run_wprof_rss svg diff --group thread -o "$TMP/deep.svg" "$TMP/base.folded" "$TMP/deep.folded"
 cut_counted svg "$TMP/deep.folded"
 check "svg: the marker and the leaf drawn, 2048 frames under the root" \
 	python3 -c '
@@ -53,7 +53,7 @@ xml.dom.minidom.parseString(s)
 depth = max(int(d) for d in re.findall(r"data-d=\"(\d+)\"", s))
 sys.exit(not ("data-n=\"" + sys.argv[2] + "\"" in s and "data-n=\"f39999\"" in s and depth == 2048))' \
 	"$TMP/deep.svg" "$MARK"
-run_wprof_rss folded diff -f folded -o "$TMP/deep.out" "$TMP/base.folded" "$TMP/deep.folded"
+run_wprof_rss folded diff --group thread -f folded -o "$TMP/deep.out" "$TMP/base.folded" "$TMP/deep.folded"
 cut_counted folded "$TMP/deep.folded"
 check "folded: the stack of 2048 frames, its first 2046, the marker, its leaf" \
 	grep -Fq "on-cpu;deep;f0;f1;f2;" "$TMP/deep.out"
@@ -67,7 +67,7 @@ run_wprof_rss huge diff -o "$TMP/huge.svg" "$TMP/base.folded" "$TMP/huge.folded"
 cut_counted huge "$TMP/huge.folded"
 check "huge: the flame graph ends with the leaf above the marker" \
 	grep -Fq "data-n=\"leaf\"" "$TMP/huge.svg"
-run_wprof_rss huge_stdin diff -f folded "$TMP/base.folded" - <"$TMP/huge.folded"
+run_wprof_rss huge_stdin diff --group thread -f folded "$TMP/base.folded" - <"$TMP/huge.folded"
 cut_counted huge_stdin -
 check "huge on stdin: the line cut, its weight kept" \
 	grep -Eq "^on-cpu;huge;fr;(fr;)+\[cut: too long to read\];leaf 0 70$" "$TMP/huge_stdin.out"

@@ -130,9 +130,10 @@ for line in sys.stdin:
 	if re.match(r"^[A-Z]", line):
 		part = line.split()[0]
 		continue
-	m = re.match(r"^\s*(\d+): 0x[0-9a-f]+ M=(\d+) (.*?) :\d+ s=\d+$", line)
+	# a location of no mapping has no M=
+	m = re.match(r"^\s*(\d+): 0x[0-9a-f]+(?: M=(\d+))? (.*?) :\d+ s=\d+$", line)
 	if part == "Locations" and m:
-		locs[int(m.group(1))] = (int(m.group(2)), m.group(3))
+		locs[int(m.group(1))] = (int(m.group(2) or 0), m.group(3))
 	m = re.match(r"^(\d+): \S+ (.*) \[FN\]$", line)
 	if part == "Mappings" and m:
 		path, _, bid = m.group(2).rpartition(" ")
@@ -162,16 +163,18 @@ check "pprof: no location of libc.so.6 with another build-id ($(grep -c 'libc[.]
 	sh -c "! grep 'libc[.]so[.]6' '$TMP/maps.out' | grep -qv '	$(elf_build_id "$libc")\$'"
 check "pprof: every kernel frame in the mapping [kernel.kallsyms] with the kernel's build-id" \
 	sh -c "grep -q '^\[kernel frame\]	' '$TMP/maps.out' && ! grep -q '^\[kernel frame\]	.*	?	' '$TMP/maps.out' && grep -Eq '^\[kernel build-id\]	0		[0-9a-f]{40}\$' '$TMP/maps.out'"
-# mapping 1 holds bracketed frames ([unsampled], [no stack]) and the names two
+# no mapping (0) for bracketed frames ([unsampled], [no stack]) and the names two
 # files of the process have (libc's clock_gettime calls the vDSO's), which a
-# comment of the profile counts
+# comment of the profile counts; mapping 1 is the program's file, once
 ambiguous=$(go tool pprof -comments "$TMP/a.pb.gz" 2>/dev/null |
 	sed -n 's/^\([0-9]*\) locations have a function name that two files.*/\1/p')
-in1=$(grep -Ev '^\[' "$TMP/maps.out" | grep -c '^[^	]*	1	')
-check "pprof: symbols in mapping 1, of no known file: $in1, as many as the comment says (${ambiguous:-none})" \
-	test "$in1" = "${ambiguous:-0}"
+in0=$(grep -Ev '^\[' "$TMP/maps.out" | grep -c '^[^	]*	0	')
+check "pprof: symbols of no mapping, of no known file: $in0, as many as the comment says (${ambiguous:-none})" \
+	test "$in0" = "${ambiguous:-0}"
 check "pprof: the workload's own functions are not among them" \
-	sh -c "! grep -Eq '^(burn_cpu|sleep_phase|burner_main|main)	1	' '$TMP/maps.out'"
+	sh -c "! grep -Eq '^(burn_cpu|sleep_phase|burner_main|main)	0	' '$TMP/maps.out'"
+n=$(go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' | grep -c " $sb_path ")
+check "pprof: the program's file is one mapping ($n), with its build-id" test "$n" -eq 1
 
 # --- diff ---
 run_wprof self diff "$TMP/a.folded" "$TMP/a.folded"
@@ -188,9 +191,9 @@ check_wprof_ok slow
 run_wprof gate diff --fail-if-grown 1 "$TMP/base.folded" "$TMP/slow.folded"
 check "diff --fail-if-grown 1 against a doubled sleep: exit 1 (got $RC)" test "$RC" -eq 1
 check "it names the burner's sleep stack" \
-	grep -Eq '^wprof: share grew by [0-9.]+ points .*more than 1: off-cpu:sleep;burner;.*sleep_phase' \
+	grep -Eq '^wprof: grew: off-CPU sleep in .*sleep_phase.*: [0-9.]+% -> [0-9.]+% \(\+[0-9.]+ points of share, more than 1\)' \
 	"$TMP/gate.err"
-check "the table shows it grew" grep -Eq '^grew .*off-cpu:sleep;burner;.*sleep_phase' "$TMP/gate.out"
+check "the table shows it grew" grep -Eq '^grew .*off-cpu:sleep;.*sleep_phase' "$TMP/gate.out"
 run_wprof dsvg diff -o "$TMP/d.svg" "$TMP/base.folded" "$TMP/slow.folded"
 check "diff -o d.svg: exit 0 (got $RC)" test "$RC" -eq 0
 if out=$(svg_totals "$TMP/d.svg" 2>&1); then

@@ -149,6 +149,19 @@ static void test_cli_outputs(void)
 	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-f", "pprof", "-o", "p", NULL }), 0, "-f pprof -o p");
 	CHECK(o.outputs[0].format == FORMAT_PPROF, "a name without a known ending takes -f's format");
 	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "x.png", NULL }), -EINVAL,
+		     "-o x.png without -f is refused, not written as folded text");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "x.png", "-f", "svg", NULL }), 0,
+		     "-o x.png -f svg: -f says what it is");
+	CHECK(o.outputs[0].format == FORMAT_SVG, "x.png as -f svg");
+	cli_free_record(&o);
+	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "dir.d/out", "-o", "x.txt", "-o", ".x",
+						NULL }), 0,
+		     "no ending, .txt, a dot file: -f's format (folded)");
+	CHECK(o.outputs[0].format == FORMAT_FOLDED && o.outputs[1].format == FORMAT_FOLDED &&
+	      o.outputs[2].format == FORMAT_FOLDED, "all folded");
+	cli_free_record(&o);
 	CHECK_EQ_S64(parse_args(&o, (char *[]){ "-o", "a.svg", "-o", "a.svg", NULL }), -EINVAL,
 		     "the same -o twice is refused");
 	cli_free_record(&o);

@@ -118,11 +118,17 @@ static void test_table(void)
 	t = slurp(path("t.txt"));
 	CHECK_EQ_U64(lines(t), 5, "a header and the 4 stacks that changed");
 	CHECK(strstr(t, "STATE  CHANGE_PTS   BEFORE%    AFTER%  STACK\n"
-			"shrank     -24.55     54.55     30.00  on-cpu;a;x\n"
-			"grew       +23.64     36.36     60.00  off-cpu:sleep;a;y\n"
-			"new        +10.00      0.00     10.00  off-cpu:sleep;a;z\n"
-			"gone        -9.09      9.09      0.00  on-cpu;a;gone\n"),
-	      "shares of each total, most changed first, lines of one stack added up (%s)", t);
+			"shrank     -24.55     54.55     30.00  on-cpu;x\n"
+			"grew       +23.64     36.36     60.00  off-cpu:sleep;y\n"
+			"new        +10.00      0.00     10.00  off-cpu:sleep;z\n"
+			"gone        -9.09      9.09      0.00  on-cpu;gone\n"),
+	      "shares of each total, most changed first, lines of one stack added up, the "
+	      "thread's name left out (--group none) (%s)", t);
+	CHECK_EQ_S64(run(&err, "--group", "thread", "-o", path("tg.txt"), path("before"),
+			 path("after"), NULL), 0, "--group thread");
+	t = slurp(path("tg.txt"));
+	CHECK(strstr(t, "grew       +23.64     36.36     60.00  off-cpu:sleep;a;y\n"),
+	      "--group thread: the thread's name kept (%s)", t);
 	CHECK_EQ_S64(run(&err, "--top", "1", "-o", path("t1.txt"), path("before"), path("after"),
 			 NULL), 0, "--top 1");
 	CHECK_EQ_U64(lines(slurp(path("t1.txt"))), 2, "--top 1: a header and one row");
@@ -130,7 +136,7 @@ static void test_table(void)
 			 NULL), 0, "--absolute");
 	t = slurp(path("ta.txt"));
 	CHECK(strstr(t, "CHANGE_MS") && strstr(t, "grew       +0.080     0.040     0.120  "
-						 "off-cpu:sleep;a;y\n"),
+						 "off-cpu:sleep;y\n"),
 	      "--absolute: the change in ms, y first (%s)", t);
 }
 
@@ -141,12 +147,12 @@ static void test_folded(void)
 	CHECK_EQ_S64(run(&err, "-f", "folded", "-o", path("f.txt"), path("before"), path("after"),
 			 NULL), 0, "-f folded");
 	CHECK_STREQ(slurp(path("f.txt")),
-		    "off-cpu:sleep;a;y 73 120\noff-cpu:sleep;a;z 0 20\non-cpu;a;gone 18 0\n"
-		    "on-cpu;a;x 109 60\n",
+		    "off-cpu:sleep;y 73 120\noff-cpu:sleep;z 0 20\non-cpu;gone 18 0\n"
+		    "on-cpu;x 109 60\n",
 		    "stack BEFORE AFTER, BEFORE scaled to AFTER's total (200/110), by stack");
 	CHECK_EQ_S64(run(&err, "-f", "folded", "--absolute", "-o", path("fa.txt"), path("before"),
 			 path("after"), NULL), 0, "-f folded --absolute");
-	CHECK(strstr(slurp(path("fa.txt")), "off-cpu:sleep;a;y 40 120\n"),
+	CHECK(strstr(slurp(path("fa.txt")), "off-cpu:sleep;y 40 120\n"),
 	      "--absolute: BEFORE as it is");
 }
 
@@ -173,23 +179,87 @@ static void test_gate(void)
 {
 	const char *err;
 
-	CHECK_EQ_S64(run(&err, "--fail-if-grown", "15", "-o", path("junk"), path("before"),
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "30", "-o", path("junk"), path("before"),
 			 path("after"), NULL), 1,
-		     "--fail-if-grown 15: y grew 23.64 points: exit 1");
-	CHECK(strstr(err, "wprof: share grew by 23.64 points (36.36% -> 60.00%), more than 15: "
-			  "off-cpu:sleep;a;y\n") && !strstr(err, "a;z"),
-	      "it names y, and not z (+10) (%s)", err);
+		     "--fail-if-grown 30: all of the sleep grew 33.64 points: exit 1");
+	CHECK(strstr(err, "wprof: grew: off-CPU sleep in (all of it): 36.36% -> 70.00% (+33.64 "
+			  "points of share, more than 30)\n"
+			  "wprof:   most in y: 36.36% -> 60.00% (+23.6 points)\n"
+			  "wprof:   and in z: 0.00% -> 10.00% (+10.0 points)\n") &&
+	      !strstr(err, "grew: off-CPU sleep in y"),
+	      "it names the sleep, spread over y and z, and where it grew most; y alone did not "
+	      "grow that much (%s)", err);
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "15", "-o", path("junk"), path("before"),
+			 path("after"), NULL), 1, "--fail-if-grown 15: exit 1");
+	CHECK(strstr(err, "wprof: grew: off-CPU sleep in y: 36.36% -> 60.00% (+23.64 points of "
+			  "share, more than 15)\n") && !strstr(err, "in z") &&
+	      !strstr(err, "(all of it)"),
+	      "it names y, the deepest path that grew so, and not z (+10) (%s)", err);
 	CHECK_EQ_S64(run(&err, "--fail-if-grown", "5", "-f", "folded", "-o", path("g.txt"),
 			 path("before"), path("after"), NULL), 1, "--fail-if-grown 5: exit 1");
-	CHECK(strstr(err, "a;y\n") && strstr(err, "more than 5: off-cpu:sleep;a;z\n"),
+	CHECK(strstr(err, "in y:") && strstr(err, "grew: off-CPU sleep in z: 0.00% -> 10.00%"),
 	      "it names y and the new z (%s)", err);
 	CHECK(strlen(slurp(path("g.txt"))) > 0, "the output is written all the same");
-	CHECK_EQ_S64(run(&err, "--fail-if-grown", "25", "-o", path("junk"), path("before"),
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "35", "-o", path("junk"), path("before"),
 			 path("after"), NULL), 0,
-		     "--fail-if-grown 25: nothing grew that much: exit 0");
+		     "--fail-if-grown 35: nothing grew that much: exit 0");
+	CHECK(strstr(err, "gate passed: the most grown code path grew +33.64 points of "
+			  "BEFORE's whole (share; at most 35 allowed): off-cpu:sleep\n"),
+	      "a pass says how near it came, and where (%s)", err);
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "5", "--states", "on-cpu", "-o", path("junk"),
+			 path("before"), path("after"), NULL), 0,
+		     "--states on-cpu: the sleep is not judged, on-CPU only shrank: exit 0");
 	CHECK_EQ_S64(run(&err, "--fail-if-grown", "25", "--absolute", "-o", path("junk"),
 			 path("after"), path("before"), NULL), 0,
-		     "--fail-if-grown compares shares, also with --absolute");
+		     "--absolute: AFTER has less time, nothing grew: exit 0");
+	CHECK_EQ_S64(run(&err, "--fail-if-grown", "40", "--absolute", "-o", path("junk"),
+			 path("before"), path("after"), NULL), 1,
+		     "--absolute: sleep 40 -> 140 us, +91%% of BEFORE's 110 us: exit 1");
+	CHECK(strstr(err, "grew: off-CPU sleep in y: 0.000 s -> 0.000 s (+72.7% of BEFORE's "
+			  "whole, more than 40%)"), "in %% of BEFORE's whole (%s)", err);
+}
+
+/*
+ * Functions judged in all their callers: a callee whose time grew a
+ * little under each of many callers (no path grew much) is named.
+ */
+static void test_gate_functions(void)
+{
+	static const char before[] = "on-cpu;main;a;slow 10\non-cpu;main;b;slow 10\n"
+				     "on-cpu;main;c;slow 10\non-cpu;main;d;slow 10\n"
+				     "on-cpu;main;rest 960\n";
+	static const char after[] = "on-cpu;main;a;slow 40\non-cpu;main;b;slow 40\n"
+				    "on-cpu;main;c;slow 40\non-cpu;main;d;slow 40\n"
+				    "on-cpu;main;rest 960\n";
+	const char *err;
+
+	put("fb", before, strlen(before));
+	put("fa", after, strlen(after));
+	CHECK_EQ_S64(run(&err, "--group", "thread", "--absolute", "--fail-if-grown", "5", "-o",
+			 path("junk"), path("fb"), path("fa"), NULL), 1,
+		     "4 callers of slow each +3%% of the whole, slow +12%%: exit 1");
+	CHECK(strstr(err, "grew: on-CPU under slow, in all its callers: 0.000 s -> 0.000 s "
+			  "(+12.0% of BEFORE's whole, more than 5%)") &&
+	      !strstr(err, "grew: on-CPU in main;a"),
+	      "slow named in all its callers, no single path of it (%s)", err);
+}
+
+/* Which saved recordings ran a command to its end: a fixed amount of work. */
+static void test_is_cmd(void)
+{
+	CHECK(diff__is_cmd("./smoke -n 3", "./smoke", "wprof record -o x.wprof -- ./smoke -n 3"),
+	      "-- CMD: a command's whole run");
+	CHECK(diff__is_cmd("make -j2", "make", "wprof record -o x.wprof make -j2"),
+	      "CMD without --: the same");
+	CHECK(!diff__is_cmd("./server", "./server", "wprof record -d 30 -o x.wprof -- ./server"),
+	      "-d: a window, however the command ran");
+	CHECK(!diff__is_cmd("./server", "./server", "wprof record --duration=5 -- ./server"),
+	      "--duration=5: a window");
+	CHECK(diff__is_cmd("./t -d 5", "./t", "wprof record -o x.wprof -- ./t -d 5"),
+	      "the command's own -d is the command's");
+	CHECK(!diff__is_cmd("pid 42 (redis)", "redis", "wprof record -p 42 -o x.wprof"),
+	      "-p: a window");
+	CHECK(!diff__is_cmd("every thread", "", "wprof record -a -d 5 -o x.wprof"), "-a: a window");
 }
 
 /* The whole of a large file (malloc'd; "" when it cannot be read). */
@@ -245,7 +315,8 @@ static void test_deep(void)
 		 "when read, the frame %s in place of the rest [stacks_cut_on_read]\n",
 		 path("deep"), mark);
 
-	CHECK_EQ_S64(run(&err, "-o", path("deep.svg"), path("before"), path("deep"), NULL), 0,
+	CHECK_EQ_S64(run(&err, "--group", "thread", "-o", path("deep.svg"), path("before"),
+			 path("deep"), NULL), 0,
 		     "-o deep.svg: exit 0");
 	CHECK(strstr(err, want), "the cut counted on stderr (%s)", err);
 	out = slurp_big(path("deep.svg"));
@@ -255,15 +326,15 @@ static void test_deep(void)
 	CHECK(strstr(out, "</svg>\n"), "the graph written to its end");
 	free(out);
 
-	CHECK_EQ_S64(run(&err, "-f", "folded", "-o", path("deep.txt"), path("before"), path("deep"),
-			 NULL), 0, "-f folded: exit 0");
+	CHECK_EQ_S64(run(&err, "--group", "thread", "-f", "folded", "-o", path("deep.txt"),
+			 path("before"), path("deep"), NULL), 0, "-f folded: exit 0");
 	CHECK(strstr(err, want), "the cut counted on stderr");
 	out = slurp_big(path("deep.txt"));
 	snprintf(want, sizeof(want), ";f2043;%s;f39999 0 100\n", mark);
 	CHECK(strstr(out, "on-cpu;deep;f0;f1;") && strstr(out, want),
 	      "its frames from the root, the marker, the leaf");
 	free(out);
-	CHECK_EQ_S64(run(&err, "-o", path("deep.tab"), path("deep"), path("before"), NULL), 0,
+	CHECK_EQ_S64(run(&err, "-o", path("deeptab.txt"), path("deep"), path("before"), NULL), 0,
 		     "table: exit 0");
 	CHECK(strstr(err, "lost: 1 stacks of ") && strstr(err, "/deep cut"),
 	      "the cut counted, BEFORE's");
@@ -305,6 +376,27 @@ static void test_errors(void)
 	expect_error("--fail-if-grown abc", "invalid --fail-if-grown 'abc'", "--fail-if-grown",
 		     "abc", path("before"));
 	expect_error("-f png", "invalid format 'png'", "-f", "png", path("before"));
+	{
+		const char *err;
+		int rc = run(&err, "-o", "x.png", path("before"), path("after"), NULL);
+
+		CHECK(rc == 2 && lines(err) == 1 && strstr(err, "-o x.png: '.png' names no format"),
+		      "-o x.png: exit 2, one line (got %d, %s)", rc, err);
+	}
+	expect_error("--group x", "invalid --group 'x': expected thread, pool, process or none",
+		     "--group", "x", path("before"));
+	expect_error("--states x", "invalid --states 'x'", "--states", "x", path("before"));
+	{
+		const char *err;
+		int rc = run(&err, "--measure", "rate", path("before"), path("after"), NULL);
+
+		CHECK(rc == 2 && strstr(err, "wprof: --measure rate needs two saved recordings"),
+		      "--measure rate of folded text: exit 2 (got %d, %s)", rc, err);
+		rc = run(&err, "--group", "process", path("before"), path("after"), NULL);
+		CHECK(rc == 2 && lines(err) == 1 &&
+		      strstr(err, "--group process needs saved recordings"),
+		      "--group process of folded text: exit 2, one line (got %d, %s)", rc, err);
+	}
 	expect_error("--top -1", "invalid --top", "--top", "-1", path("before"));
 	expect_error("stdin twice", "both be stdin", "-", "-", NULL);
 }
@@ -320,13 +412,15 @@ int main(void)
 	test_folded();
 	test_svg();
 	test_gate();
+	test_gate_functions();
+	test_is_cmd();
 	test_deep();
 	test_errors();
 	if (!unit_nr_fail) {
 		static const char *const names[] = {
 			"before", "after", "stderr", "self.txt", "t.txt", "t1.txt", "ta.txt", "f.txt",
-			"fa.txt", "d.svg", "g.txt", "junk", "bad", "gz", "json", "empty", "zero", "nul",
-			"deep", "deep.svg", "deep.txt", "deep.tab",
+			"fa.txt", "d.svg", "g.txt", "tg.txt", "fb", "fa", "junk", "bad", "gz", "json", "empty", "zero", "nul",
+			"deep", "deep.svg", "deep.txt", "deeptab.txt",
 		};
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -456,8 +456,8 @@ static void test_profile(void)
 	CHECK(pr->mapping_has_functions == 1 && !strcmp(str(pr, pr->mapping_file), "app"),
 	      "the mapping is the program, marked symbolized");
 	for (size_t i = 0; i < pr->nr_locs; i++)
-		CHECK(pr->locs[i].id == i + 1 && pr->locs[i].mapping == 1,
-		      "location %zu: id %zu, mapping 1", i, i + 1);
+		CHECK(pr->locs[i].id == i + 1 && pr->locs[i].mapping == 0,
+		      "location %zu: id %zu, no mapping (no file known)", i, i + 1);
 	CHECK_EQ_U64(pr->time_nanos, 1700000000123456789ULL, "time_nanos: the window's start");
 	CHECK_EQ_U64(pr->duration_nanos, 2000000000, "duration_nanos: the window");
 	CHECK_EQ_U64(pr->period, 10101010, "period: the sampling period");
@@ -580,7 +580,8 @@ static void test_mappings(void)
 	CHECK_STREQ(label(pr, s100, "process"), "app", "tid 101 of pid 100: process app");
 	CHECK_STREQ(label(pr, s300, "process"), "later",
 		    "tid 101 reused by pid 300: the process of that pid's thread");
-	CHECK_STREQ(mapping_of(pr, 1), "app@", "mapping 1: the program's, for frames of no file");
+	CHECK_STREQ(mapping_of(pr, 1), "/srv/app@aa01",
+		    "mapping 1: the program's file, with its build id, also for frames of no file");
 	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01", "main of 100: the app's mapping");
 	CHECK_STREQ(mapping_at(pr, s200, "main"), "/bin/tool@",
 		    "main of 200: the tool's mapping (no build-id)");
@@ -589,11 +590,38 @@ static void test_mappings(void)
 	      "leaf of both processes: one location");
 	CHECK(s100->locs[s100->nr_locs - 1] != s200->locs[s200->nr_locs - 1],
 	      "main of the two processes: two locations");
-	CHECK_STREQ(mapping_at(pr, s100, "twice"), "app@", "a name of two files: mapping 1");
-	CHECK_STREQ(mapping_at(pr, s200, "unknown"), "app@", "a name of no file: mapping 1");
+	CHECK_STREQ(mapping_at(pr, s100, "twice"), "", "a name of two files: no mapping");
+	CHECK_STREQ(mapping_at(pr, s200, "unknown"), "", "a name of no file: no mapping");
 	CHECK_STREQ(mapping_at(pr, s100, "schedule_[k]"), "[kernel.kallsyms]@dd04",
 		    "a kernel frame: the kernel's mapping");
-	CHECK_EQ_U64(pr->nr_mappings, 5, "mapping 1 and one a file used");
+	CHECK_EQ_U64(pr->nr_mappings, 4,
+		     "mapping 1 (the app's) and one a file used: the app's file is not twice");
+	/* libc named again without its build id (read once, not another time): one file */
+	origins__clear(&o);
+	free(raw);
+	raw = NULL;
+	memset(pr, 0, sizeof(*pr));
+	app = origins__add(&o, "/srv/app", "");
+	libc = origins__add(&o, "/lib/libc.so.6", "cc03");
+	tool = origins__add(&o, "/srv/app", "aa01");
+	CHECK(app == 0 && libc == 1 && tool == 2, "the app twice, once without its build id");
+	err = origins__note(&o, 100, "main", 4, app) | origins__note(&o, 200, "main", 4, tool) |
+	      origins__note(&o, ORIGIN_ANY_PID, "leaf", 4, libc);
+	CHECK_EQ_S64(err, 0, "frames noted");
+	if (roundtrip_with(lines, ARRAY_SIZE(lines), false, &o, pr, &raw)) {
+		CHECK(false, "write and read back a profile with the app twice");
+		goto out;
+	}
+	for (size_t i = 0; i < pr->nr_samples; i++) {
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "100"))
+			s100 = &pr->samples[i];
+		if (!strcmp(label(pr, &pr->samples[i], "pid"), "200"))
+			s200 = &pr->samples[i];
+	}
+	CHECK_STREQ(mapping_at(pr, s100, "main"), "/srv/app@aa01",
+		    "main noted with the app without its build id: the app's one mapping");
+	CHECK_STREQ(mapping_at(pr, s200, "main"), "/srv/app@aa01", "and with it: the same");
+	CHECK_EQ_U64(pr->nr_mappings, 2, "mapping 1, the app's, and libc's: one per file");
 out:
 	origins__clear(&o);
 	free(raw);
