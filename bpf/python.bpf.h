@@ -17,7 +17,8 @@
 #include "common.bpf.h"
 
 #define PY_MAX_THREADS 512
-#define PY_MAX_FRAMES (WPROF_MAX_STACK_DEPTH / 2)
+/* two words each: a quarter of a stack's room at most, the rest for the native frames */
+#define PY_MAX_FRAMES (WPROF_MAX_STACK_DEPTH / 4)
 /* _PyInterpreterFrame.owner of the frame _PyEval_EvalFrameDefault puts below its first (3.12 on) */
 #define PY_OWNED_BY_CSTACK 3
 
@@ -27,17 +28,26 @@ const volatile bool python_frames __weak = false;
 /* By tgid: how to read its frames (user space writes them as it finds them). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct wprof_py_proc);
 } py_procs SEC(".maps") __weak;
 
-/* By tid: the address of its PyThreadState, as last found (checked at each use). */
+/*
+ * By tid: the address of its PyThreadState as last found, and the thread's
+ * start (a later thread of the tid, whose state may sit at a freed one's
+ * address with the id it had, looks again). Checked at each use.
+ */
+struct py_tstate {
+	__u64 addr;
+	__u64 start;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct py_tstate);
 } py_tstates SEC(".maps") __weak;
 
 /*
@@ -51,14 +61,6 @@ struct {
 	__type(value, struct wprof_py_code);
 } py_codes SEC(".maps") __weak;
 
-/* Where a new code entry is put together: per CPU, for the programs that run with interrupts on too */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct wprof_py_code);
-} py_code_new SEC(".maps") __weak;
-
 __u32 py_code_seq __weak;
 
 /* A walk's numbers, by scratch slot: off the BPF stack, which the CFI walk nearly fills */
@@ -71,6 +73,8 @@ struct py_state {
 	__u32 cut; /* enum wprof_py_cut, or 0 */
 	bool found;
 	__u8 entry;
+	struct py_tstate ts; /* the thread's, as the cache keeps it */
+	struct wprof_py_code newcode; /* a new code entry is put together here */
 	/* what the steps read (a read's destination off the stack too) */
 	__u64 code, prev, instr, word;
 	struct wprof_py_code_key key; /* py_code_id()'s */
@@ -181,20 +185,21 @@ static __always_inline __u32 py_code_id(struct py_walk *w, __u64 code, bool othe
 {
 	struct wprof_py_code_key *key = &w->s->key;
 	struct wprof_py_code *v;
-	__u32 zero = 0;
 
 	key->pid = w->s->pid;
 	key->pad = 0;
 	key->code = code;
 	if (py_word(w, code + w->pp->co_qualname, &key->qualname) ||
-	    py_word(w, code + w->pp->co_filename, &key->filename))
+	    py_word(w, code + w->pp->co_filename, &key->filename) ||
+	    py_word(w, code + w->pp->co_linetable, &key->linetable))
 		return 0;
 	v = bpf_map_lookup_elem(&py_codes, key);
 	if (v)
 		return v->id;
-	v = bpf_map_lookup_elem(&py_code_new, &zero);
-	if (!v)
-		return 0;
+	/* the walk's own (per slot: a sample may come in the middle of another walk) */
+	v = &w->s->newcode;
+	v->code_units = w->pp->code_units;
+	v->line_kind = w->pp->line_kind;
 	v->name_len = v->file_len = 0;
 	v->name_cut = v->file_cut = 0;
 	py_str(w, key->qualname, v->name, WPROF_PY_NAME_LEN, &v->name_len, &v->name_kind,
@@ -203,9 +208,9 @@ static __always_inline __u32 py_code_id(struct py_walk *w, __u64 code, bool othe
 	       &v->file_cut, other);
 	v->firstlineno = py_word(w, code + w->pp->co_firstlineno, &w->s->word) ? 0 : (__u32)w->s->word;
 	v->lines_len = 0;
-	if (!py_word(w, code + w->pp->co_linetable, &w->s->word) && w->s->word) {
+	if (key->linetable) {
 		/* a bytes object: its size, then its bytes after the header */
-		__u64 obj = w->s->word, n;
+		__u64 obj = key->linetable, n;
 
 		if (!py_word(w, obj + PY_BYTES_SIZE, &n)) {
 			if (n > WPROF_PY_LINES_LEN)
@@ -312,7 +317,7 @@ static __always_inline void py_read(struct wprof_stack *st, struct task_struct *
 	__u32 pid = BPF_CORE_READ(task, tgid);
 	struct py_walk walk, *w = &walk;
 	struct py_state *s;
-	__u64 *cached;
+	struct py_tstate *cached;
 
 	st->nr = 0;
 	if (!python_frames)
@@ -334,9 +339,10 @@ static __always_inline void py_read(struct wprof_stack *st, struct task_struct *
 	s->found = false;
 	s->want = w->pp->tid_is_fsbase ? BPF_CORE_READ(task, thread.fsbase) : s->tid;
 	/* the thread state: as found before, if it is still the thread's */
+	s->ts.start = BPF_CORE_READ(task, start_time);
 	cached = bpf_map_lookup_elem(&py_tstates, &s->tid);
-	if (cached) {
-		s->prev = *cached;
+	if (cached && cached->start == s->ts.start) {
+		s->prev = cached->addr;
 		if (!py_word(w, s->prev + w->pp->ts_native_tid, &s->word) && s->word == s->want)
 			s->found = true;
 	}
@@ -348,10 +354,14 @@ static __always_inline void py_read(struct wprof_stack *st, struct task_struct *
 		}
 		bpf_loop(PY_MAX_THREADS, other ? (void *)py_ts_step_other : (void *)py_ts_step_cur,
 			 w, 0);
-		if (!s->found)
-			return; /* a thread Python does not know (one C code made) */
-		s->prev = s->at;
-		bpf_map_update_elem(&py_tstates, &s->tid, &s->prev, BPF_ANY);
+		if (!s->found) {
+			/* a thread Python does not know (one C code made), or past the bound */
+			if (s->at)
+				s->cut = WPROF_PY_CUT_THREAD;
+			goto out;
+		}
+		s->prev = s->ts.addr = s->at;
+		bpf_map_update_elem(&py_tstates, &s->tid, &s->ts, BPF_ANY);
 	}
 	/* its current frame */
 	if (py_word(w, s->prev + w->pp->ts_frame, &s->at) ||

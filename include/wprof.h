@@ -311,7 +311,16 @@ struct wprof_py_proc {
 	 */
 	__u8 tid_is_fsbase;
 	__u8 instr_is_index;
-	__u8 pad;
+	__u8 line_kind;      /* enum wprof_py_lines: how its location tables are read */
+	/* PyCodeObject.co_code_adaptive: where its instructions are (for the lines) */
+	__u16 code_units;
+	__u16 pad;
+};
+
+/* How a version's location table (co_linetable) gives an instruction's line */
+enum wprof_py_lines {
+	WPROF_PY_LINES_311 = 0,      /* 3.11 on: the frame's word is the instruction it is at */
+	WPROF_PY_LINES_310 = 1,      /* 3.10's (bytes, line change) pairs; the word an index */
 };
 
 /* How the frames of one _PyEval_EvalFrameDefault activation are told apart */
@@ -330,7 +339,7 @@ enum wprof_py_entry {
 struct wprof_py_code_key {
 	__u32 pid; /* tgid */
 	__u32 pad;
-	__u64 code, qualname, filename; /* addresses */
+	__u64 code, qualname, filename, linetable; /* addresses */
 };
 
 #define WPROF_PY_NAME_LEN 64
@@ -343,7 +352,9 @@ struct wprof_py_code {
 	__u8 name_kind, file_kind; /* bytes per character (1, 2, 4); 0: could not be read */
 	__u8 name_cut, file_cut;   /* longer than the room */
 	__u16 lines_len;           /* bytes in lines[]: the start of co_linetable */
-	__u16 pad;
+	__u16 code_units;          /* of its process's version: see struct wprof_py_proc */
+	__u8 line_kind;
+	__u8 pad[7];
 	char name[WPROF_PY_NAME_LEN];
 	char file[WPROF_PY_FILE_LEN];
 	/* its location table (the line of each instruction), as far as it fits */

@@ -264,8 +264,6 @@ int session__drain(struct session *s, bool final)
 
 	if (s->drained_final)
 		return 0;
-	/* before the stacks that name them are taken */
-	pyproc__take_codes(s->py);
 	s->ended = &ended;
 	/*
 	 * Detached, but a program may still be running (a link's release does
@@ -361,6 +359,8 @@ int session__drain(struct session *s, bool final)
 		s->drains.drains++;
 	if (pct > s->drains.max_fill_pct)
 		s->drains.max_fill_pct = pct;
+	/* the code objects the stacks name (the last time, once no program runs) */
+	pyproc__take_codes(s->py);
 out:
 	free(ended.tids);
 	s->ended = NULL;

@@ -420,6 +420,16 @@ void held__add_check(struct held *h, const struct wprof_held *rec, const struct 
 	h->checks[h->nr_checks++] = c;
 }
 
+/* How many Python words (WPROF_FRAME_PY...) a user stack begins with. */
+static __u32 py_words(const struct wprof_stack *st)
+{
+	__u32 n = 0;
+
+	while (n < st->nr && WPROF_IS_PY_WORD(st->ips[n]))
+		n++;
+	return n;
+}
+
 /*
  * Walk the checks' copies whose maps are still the walk's, and compare:
  * the same frames, unless the copy ran out (the kernel reads on).
@@ -435,8 +445,10 @@ static void run_checks(struct held *h, const struct unwtab *u)
 		struct wprof_stack st;
 
 		/* the kernel's Python frames (not in the copy) are not compared */
-		while (c->kst.nr && WPROF_IS_PY_WORD(c->kst.ips[c->kst.nr - 1]))
-			c->kst.nr--;
+		__u32 py = py_words(&c->kst);
+
+		c->kst.nr -= py;
+		memmove(c->kst.ips, &c->kst.ips[py], c->kst.nr * sizeof(c->kst.ips[0]));
 		if (rows && maps_match(pm, &c->rec) &&
 		    !held__walk_one(&c->rec, pm, rows, nr_rows, &st) &&
 		    !(st.nr && st.ips[st.nr - 1] == (WPROF_FRAME_CUT | WPROF_CUT_COPY))) {
@@ -470,27 +482,27 @@ void held__walk(struct held *h, const struct unwtab *u, __u32 pid, __u64 now, bo
 static void native_frames(struct held *h, __u64 id, struct wprof_stack *in);
 
 /*
- * Python frames (WPROF_FRAME_PY...) follow a held stack's held frame: they
- * stay after the native frames that replace it (as many as fit).
+ * A held stack's Python words come first (include/wprof.h): they stay in
+ * front of the native frames that replace the held ones (as many of those
+ * as fit after them).
  */
 void held__frames(struct held *h, __u64 id, struct wprof_stack *in)
 {
 	__u64 py[WPROF_MAX_STACK_DEPTH];
-	__u32 n = 0, p = in->nr;
+	__u32 n = py_words(in);
 
-	while (p > 0 && WPROF_IS_PY_WORD(in->ips[p - 1]))
-		p--;
-	if (p == in->nr) {
+	if (!n) {
 		native_frames(h, id, in);
 		return;
 	}
-	n = in->nr - p;
-	memcpy(py, &in->ips[p], n * sizeof(py[0]));
-	in->nr = p;
+	memcpy(py, in->ips, n * sizeof(py[0]));
+	in->nr -= n;
+	memmove(in->ips, &in->ips[n], in->nr * sizeof(in->ips[0]));
 	native_frames(h, id, in);
-	if (n > WPROF_MAX_STACK_DEPTH - in->nr)
-		n = WPROF_MAX_STACK_DEPTH - in->nr;
-	memcpy(&in->ips[in->nr], py, n * sizeof(py[0]));
+	if (in->nr > WPROF_MAX_STACK_DEPTH - n)
+		in->nr = WPROF_MAX_STACK_DEPTH - n;
+	memmove(&in->ips[n], in->ips, in->nr * sizeof(in->ips[0]));
+	memcpy(in->ips, py, n * sizeof(py[0]));
 	in->nr += n;
 }
 

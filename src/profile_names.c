@@ -232,7 +232,8 @@ static void add_py_stack(struct builder *b, __u32 pid, const struct wprof_stack 
 			add_user_frame(b, pid, st->ips[p->i], p->i == py, leaf_first);
 			continue;
 		}
-		pyproc__frame_name(pp, st->ips[p->i],
+		b->p->frames_total++;
+		b->p->frames_unnamed += pyproc__frame_name(pp, st->ips[p->i],
 				   p->i + 1 < (int)st->nr &&
 						   WPROF_PY_KIND(st->ips[p->i + 1]) == WPROF_FRAME_PY_AT >> 48 ?
 					   st->ips[p->i + 1] : 0,

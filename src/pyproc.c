@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "hmap.h"
+#include "proclive.h"
 #include "procmaps.h"
 #include "pyproc.h"
 #include "wprof.h"
@@ -38,8 +39,6 @@
  */
 struct py_layout {
 	__u32 version; /* major << 8 | minor */
-	__u16 code_units; /* PyCodeObject.co_code_adaptive: where its instructions are */
-	bool instr_next; /* the instruction a frame is at is the one before its instr_ptr */
 	struct wprof_py_proc off;
 };
 
@@ -50,23 +49,23 @@ static const struct py_layout layouts[] = {
 	 * Include/cpython/frameobject.h: struct _frame f_back, f_code, f_lasti;
 	 * no qualname: co_name
 	 */
-	{ 0x030a, 0, false, { .interp_head = 32, .threads_head = 8, .ts_next = 8,
+	{ 0x030a, { .interp_head = 32, .threads_head = 8, .ts_next = 8,
 			      .ts_native_tid = 176, .ts_frame = 24, .cframe_frame = WPROF_PY_NONE,
 			      .fr_code = 32, .fr_previous = 24, .fr_instr = 96, .fr_entry = 96,
 			      .co_qualname = 112, .co_filename = 104, .co_firstlineno = 40,
 			      .co_linetable = 120, .str_ascii = 48, .str_compact = 72,
 			      .entry_kind = WPROF_PY_ENTRY_EVERY, .tid_is_fsbase = 1,
-			      .instr_is_index = 1 } },
-	{ 0x030b, 184, false, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
+			      .instr_is_index = 1, .line_kind = WPROF_PY_LINES_310 } },
+	{ 0x030b, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
 		    .ts_frame = 56, .cframe_frame = 8, .fr_code = 32, .fr_previous = 48,
 		    .fr_instr = 56, .fr_entry = 68, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 72, .co_linetable = 136, .str_ascii = 48, .str_compact = 72,
-		    .entry_kind = WPROF_PY_ENTRY_FLAG } },
-	{ 0x030c, 192, false, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
+		    .entry_kind = WPROF_PY_ENTRY_FLAG, .code_units = 184 } },
+	{ 0x030c, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
 		    .ts_frame = 56, .cframe_frame = 0, .fr_code = 0, .fr_previous = 8,
 		    .fr_instr = 56, .fr_entry = 70, .co_qualname = 128, .co_filename = 112,
 		    .co_firstlineno = 68, .co_linetable = 136, .str_ascii = 40, .str_compact = 56,
-		    .entry_kind = WPROF_PY_ENTRY_OWNER } },
+		    .entry_kind = WPROF_PY_ENTRY_OWNER, .code_units = 192 } },
 };
 
 /*
@@ -117,13 +116,13 @@ static bool layout_313(const unsigned char *buf, struct py_layout *out)
 			return false;
 	}
 	*out = (struct py_layout){
-		.version = 0x030d, .code_units = v[13], .instr_next = true,
+		.version = 0x030d,
 		.off = { .interp_head = v[0], .threads_head = v[1], .ts_next = v[2], .ts_frame = v[3],
 			 .ts_native_tid = v[4], .cframe_frame = WPROF_PY_NONE, .fr_previous = v[5],
 			 .fr_code = v[6], .fr_instr = v[7], .fr_entry = v[8], .co_filename = v[9],
 			 .co_qualname = v[10], .co_linetable = v[11], .co_firstlineno = v[12],
 			 .str_ascii = v[14], .str_compact = v[14] + 16,
-			 .entry_kind = WPROF_PY_ENTRY_OWNER },
+			 .entry_kind = WPROF_PY_ENTRY_OWNER, .code_units = v[13] },
 	};
 	return true;
 }
@@ -133,8 +132,7 @@ struct py_name {
 	char *name, *file;
 	__u32 line;       /* its first */
 	__u32 code_units; /* where its instructions begin (0: not known) */
-	bool instr_next;  /* a frame's instruction is the one before the word's */
-	bool table_310;   /* 3.10's line table; the word an instruction's index */
+	__u8 line_kind;   /* enum wprof_py_lines */
 	unsigned char *lines; /* the start of its location table */
 	size_t nlines;
 };
@@ -149,7 +147,7 @@ struct pyproc {
 	int procs_fd, codes_fd; /* -1 until bound */
 	/* (pid, start_ticks) -> its stack's start (an exec moves it) + 1: looked at */
 	struct hmap seen;
-	struct hmap units; /* pid -> its version's code_units (struct py_layout) */
+	struct hmap told; /* pid -> its start_ticks + 1: what the BPF side holds */
 	struct py_found *found; /* before the maps were bound */
 	size_t nr_found, cap_found;
 	struct hmap names; /* code id -> struct py_name */
@@ -170,7 +168,10 @@ struct pyproc *pyproc__new(void)
 static bool tell(struct pyproc *py, __u32 pid, const struct wprof_py_proc *pp)
 {
 	struct py_found *f;
+	void *old;
 
+	if (hmap__put(&py->told, pid, 0, (void *)(uintptr_t)(pp->start_ticks + 1), &old))
+		return false;
 	if (py->procs_fd >= 0)
 		return !bpf_map_update_elem(py->procs_fd, &pid, pp, BPF_ANY);
 	if (py->nr_found == py->cap_found) {
@@ -215,7 +216,7 @@ void pyproc__free(struct pyproc *py)
 	}
 	hmap__clear(&py->names);
 	hmap__clear(&py->seen);
-	hmap__clear(&py->units);
+	hmap__clear(&py->told);
 	free(py->found);
 	free(py);
 }
@@ -255,9 +256,9 @@ static void find_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct py_sym
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n;
 
-	if (!data || !sh->sh_entsize)
+	if (!data || sh->sh_entsize != sizeof(Elf64_Sym))
 		return;
-	n = sh->sh_size / sh->sh_entsize;
+	n = data->d_size / sizeof(Elf64_Sym);
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
@@ -288,10 +289,13 @@ static bool read_at(Elf *elf, __u64 addr, void *out, size_t len)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC))
 			continue;
-		if (addr < sh.sh_addr || addr + len > sh.sh_addr + sh.sh_size)
+		/* the file's numbers: no sum that can wrap */
+		if (addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size ||
+		    len > sh.sh_size - (addr - sh.sh_addr))
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || addr - sh.sh_addr + len > d->d_size)
+		if (!d || !d->d_buf || addr - sh.sh_addr > d->d_size ||
+		    len > d->d_size - (addr - sh.sh_addr))
 			return false;
 		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), len);
 		return true;
@@ -322,7 +326,8 @@ static bool load_bias(Elf *elf, const struct proc_map *m, __u64 *bias)
 
 /*
  * Look at file @m of @pid: 1 if it is a CPython whose frames can now be
- * read, 0 if it is none, -1 if it is one of a version not known (@ver set).
+ * read, 0 if it is none, -1 if it is one of a version not known (@ver set),
+ * -ENOSPC if the BPF side had no room for it.
  */
 static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_stack,
 		   const struct proc_map *m, char *ver, size_t ver_size)
@@ -368,18 +373,11 @@ static int look_at(struct pyproc *py, int pid, __u64 start_ticks, __u64 start_st
 		if (layouts[i].version == version)
 			found = &layouts[i];
 	if (found && load_bias(elf, m, &bias)) {
-		void *old;
-
 		pp = found->off;
-		if (hmap__put(&py->units, key, 0,
-			      (void *)(uintptr_t)(found->code_units | (__u32)found->instr_next << 16 |
-						  (__u32)(found->version == 0x030a) << 17),
-			      &old))
-			goto out;
 		pp.start_ticks = start_ticks;
 		pp.start_stack = start_stack;
 		pp.runtime = bias + s.runtime;
-		ret = tell(py, key, &pp) ? 1 : 0;
+		ret = tell(py, key, &pp) ? 1 : -ENOSPC;
 	}
 out:
 	if (elf)
@@ -393,6 +391,7 @@ static void forget(struct pyproc *py, __u32 pid)
 {
 	size_t j = 0;
 
+	hmap__del(&py->told, pid, 0);
 	if (py->procs_fd >= 0) {
 		bpf_map_delete_elem(py->procs_fd, &pid);
 		return;
@@ -403,16 +402,37 @@ static void forget(struct pyproc *py, __u32 pid)
 	py->nr_found = j;
 }
 
+void pyproc__gone(struct pyproc *py, int pid)
+{
+	if (py)
+		forget(py, pid);
+}
+
+void pyproc__prune(struct pyproc *py, struct proclive *live)
+{
+	for (size_t i = 0; py && i < py->told.cap; i++) {
+		struct hmap_slot *sl = &py->told.slots[i];
+
+		if (sl->val && !proclive__alive(live, sl->k1, (uintptr_t)sl->val - 1)) {
+			forget(py, sl->k1);
+			i--; /* the table may have moved another entry here */
+		}
+	}
+}
+
 void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_maps *maps)
 {
 	const char *last = NULL;
 	char ver[16] = "";
 	void *old;
 
-	/* once per program: an exec (CMD's of wprof's own child, too) is looked at anew */
+	/*
+	 * A program found once (or found to be a version not read) is not
+	 * looked at again; another is at each new read of its maps (a
+	 * libpython it dlopen()s later), which costs a look at the names of
+	 * its files. An exec is looked at anew (CMD's, of wprof's own child).
+	 */
 	if (!py || hmap__get(&py->seen, pid, start_ticks) == (void *)(uintptr_t)(maps->start_stack + 1))
-		return;
-	if (hmap__put(&py->seen, pid, start_ticks, (void *)(uintptr_t)(maps->start_stack + 1), &old))
 		return;
 	for (size_t i = 0; i < maps->nr; i++) {
 		const struct proc_map *m = &maps->maps[i];
@@ -423,15 +443,21 @@ void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struc
 			continue;
 		last = m->path;
 		r = look_at(py, pid, start_ticks, maps->start_stack, m, ver, sizeof(ver));
+		if (r == 0)
+			continue;
+		hmap__put(&py->seen, pid, start_ticks, (void *)(uintptr_t)(maps->start_stack + 1),
+			  &old); /* failing (ENOMEM) only costs a look again */
 		if (r > 0) {
 			py->st.procs++;
 			return;
 		}
-		if (r < 0) {
-			if (!py->st.unknown++)
-				snprintf(py->st.unknown_ver, sizeof(py->st.unknown_ver), "%s", ver);
+		if (r == -ENOSPC) {
+			py->st.full++;
 			break;
 		}
+		if (!py->st.unknown++)
+			snprintf(py->st.unknown_ver, sizeof(py->st.unknown_ver), "%s", ver);
+		break;
 	}
 	/* not (or no longer: an exec) a CPython wprof reads */
 	forget(py, pid);
@@ -479,7 +505,6 @@ static char *to_utf8(const char *s, size_t len, unsigned int kind, bool cut)
 /* Name the code object of @v, of process @pid: 0, or -ENOMEM. */
 static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v)
 {
-	uintptr_t units;
 	struct py_name *n;
 	void *old;
 
@@ -493,10 +518,9 @@ static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v
 	n->file = to_utf8(v->file, v->file_len < sizeof(v->file) ? v->file_len : sizeof(v->file),
 			  v->file_kind, v->file_cut);
 	n->line = v->firstlineno;
-	units = (uintptr_t)hmap__get(&py->units, pid, 0);
-	n->code_units = units & 0xffff;
-	n->instr_next = units >> 16 & 1;
-	n->table_310 = units >> 17 & 1;
+	/* of the version its process ran as it was seen, whatever the pid runs now */
+	n->code_units = v->code_units;
+	n->line_kind = v->line_kind;
 	n->nlines = v->lines_len < sizeof(v->lines) ? v->lines_len : sizeof(v->lines);
 	n->lines = n->nlines ? malloc(n->nlines) : NULL;
 	if (n->lines)
@@ -582,6 +606,8 @@ static long table_line(const unsigned char *t, size_t n, long line, size_t unit)
 		case 14: /* long form: line change, end line, columns */
 		case 13: /* no columns: the line's change only */
 			d = varint(t, n, &i);
+			if (d >> 40) /* no program has such lines: not such a table */
+				return -1;
 			line += d & 1 ? -(long)(d >> 1) : (long)(d >> 1);
 			if (kind == 14) {
 				varint(t, n, &i);
@@ -614,25 +640,21 @@ static long table_line_310(const unsigned char *t, size_t n, long line, size_t o
 {
 	size_t start, end = 0;
 
+	/* each pair a range of its own: a change of 0 is the same line, -128 none */
 	for (size_t i = 0; i + 1 < n; i += 2) {
 		int d = (signed char)t[i + 1];
 
-		if (!d) {
-			end += t[i];
-			continue;
-		}
 		start = end;
 		end = start + t[i];
-		if (d == -128)
-			continue;
-		line += d;
+		if (d != -128)
+			line += d;
 		if (off >= start && off < end)
-			return line;
+			return d == -128 ? -1 : line;
 	}
 	return -1;
 }
 
-void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size)
+int pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size)
 {
 	static const char *const cuts[WPROF_PY_CUT_CNT] = {
 		[WPROF_PY_CUT_READ] = "[py: cut: frame unreadable]",
@@ -647,30 +669,34 @@ void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, s
 		__u64 c = w & 0xffff;
 
 		snprintf(buf, size, "%s", c < WPROF_PY_CUT_CNT && cuts[c] ? cuts[c] : "[py: cut]");
-		return;
+		return 0;
 	}
 	n = py ? hmap__get(&py->names, w & 0xffffffffULL, 0) : NULL;
 	if (!n) {
 		snprintf(buf, size, "[py: code not named]");
-		return;
+		return 1;
 	}
 	/* the line it is at, where its instruction and table say it; else its first */
 	at &= 0xffffffffULL;
-	if (n->table_310)
+	if (n->line_kind == WPROF_PY_LINES_310)
 		line = table_line_310(n->lines, n->nlines, n->line, at * 2);
-	else if (n->code_units && at >= n->code_units + 2 * n->instr_next)
-		line = table_line(n->lines, n->nlines, n->line,
-				  (at - n->code_units) / 2 - n->instr_next);
+	else if (n->code_units && at >= n->code_units)
+		line = table_line(n->lines, n->nlines, n->line, (at - n->code_units) / 2);
 	base = strrchr(n->file, '/');
 	base = base ? base + 1 : n->file;
 	if (line < 0) /* past the part of its table kept (a long function) */
 		snprintf(buf, size, "%s (%s)", n->name, base);
 	else
 		snprintf(buf, size, "%s (%s:%ld)", n->name, base, line);
+	return 0;
 }
 
 void pyproc__print_notes(const struct pyproc *py, FILE *f)
 {
+	if (py && py->st.full)
+		fprintf(f, "wprof: lost: %zu CPython process%s not read, the BPF side's table of them "
+			"full: %s stacks show the interpreter's C functions only\n", py->st.full,
+			py->st.full == 1 ? "" : "es", py->st.full == 1 ? "its" : "their");
 	if (!py || !py->st.unknown)
 		return;
 	fprintf(f, "wprof: %zu process%s run%s CPython %s, whose frames wprof cannot read yet (it "

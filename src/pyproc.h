@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 struct proc_maps;
+struct proclive;
 struct pyproc;
 
 /* NULL without memory. */
@@ -35,22 +36,27 @@ int pyproc__bind(struct pyproc *py, int procs_fd, int codes_fd);
 void pyproc__add_maps(struct pyproc *py, int pid, __u64 start_ticks, const struct proc_maps *maps);
 
 /* Take the code objects the BPF side named since the last call (and free their room). */
+/* @pid ended: the BPF side forgets it (its room is another's). */
+void pyproc__gone(struct pyproc *py, int pid);
+/* ... every process that ended, as @live tells. */
+void pyproc__prune(struct pyproc *py, struct proclive *live);
+
 void pyproc__take_codes(struct pyproc *py);
 
 /*
  * The name of Python frame word @w (WPROF_FRAME_PY or WPROF_FRAME_PY_CUT),
  * @at the WPROF_FRAME_PY_AT word after it (0: none): "qualname (file.py:LINE)",
  * LINE the one it was at ("qualname (file.py)" where not known); "[py: ...]"
- * for a cut or a code object whose name was not kept.
+ * for a cut or a code object whose name was not kept (1 for that, else 0).
  */
-void pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size);
+int pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, size_t size);
 
 struct pyproc_stats {
 	size_t procs;        /* processes whose Python frames were read */
 	size_t unknown;      /* processes of a CPython version wprof cannot read */
 	char unknown_ver[16]; /* the first such version, "3.10" */
 	size_t codes;        /* code objects named */
-	size_t unnamed;      /* frames of code objects whose names were not kept */
+	size_t full;         /* processes not read: the BPF side's table of them was full */
 };
 void pyproc__stats(const struct pyproc *py, struct pyproc_stats *out);
 

@@ -350,6 +350,7 @@ static void snapshot(struct recorder *r, __u32 pid, bool again)
 		if (err == -ESRCH && r->unw) {
 			walk_held_before_gone(r, pid);
 			unwtab__gone(r->unw, pid);
+			pyproc__gone(r->py, pid);
 		}
 		return;
 	}
@@ -680,6 +681,7 @@ static const char *record_loop(struct recorder *r)
 			if (r->unw) {
 				walk_held_before_gone(r, 0);
 				unwtab__prune(r->unw, r->live);
+				pyproc__prune(r->py, r->live);
 				/* the drain's switch of maps waited for every program running */
 				if (pct >= 0)
 					unwtab__grace(r->unw);
