@@ -61,7 +61,27 @@ struct {
 	__type(value, struct wprof_py_code);
 } py_codes SEC(".maps") __weak;
 
-__u32 py_code_seq __weak;
+/*
+ * A code object's id: a hash of its key, the same at every sight (a drain
+ * frees the entry, the next sight makes it anew: a stack walked before and
+ * after has the same words). 47 bits (include/wprof.h); two keys of one id
+ * are told apart by user space, and counted.
+ */
+static __always_inline __u64 py_code_hash(const struct wprof_py_code_key *k)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = (h ^ k->pid) * 0x100000001b3ULL;
+	h = (h ^ k->code) * 0x100000001b3ULL;
+	h = (h ^ k->qualname) * 0x100000001b3ULL;
+	h = (h ^ k->filename) * 0x100000001b3ULL;
+	h = (h ^ k->linetable) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h &= WPROF_PY_ENTRY - 1;
+	return h ? h : 1;
+}
 
 /* A walk's numbers, by scratch slot: off the BPF stack, which the CFI walk nearly fills */
 struct py_state {
@@ -181,7 +201,7 @@ static __always_inline void py_str(struct py_walk *w, __u64 obj, char *dst, __u3
  * The id of code object @code of the walked process, named as it is now if
  * it is new; 0 if it could not be read or kept (counted).
  */
-static __always_inline __u32 py_code_id(struct py_walk *w, __u64 code, bool other)
+static __always_inline __u64 py_code_id(struct py_walk *w, __u64 code, bool other)
 {
 	struct wprof_py_code_key *key = &w->s->key;
 	struct wprof_py_code *v;
@@ -223,7 +243,7 @@ static __always_inline __u32 py_code_id(struct py_walk *w, __u64 code, bool othe
 				v->lines_len = n;
 		}
 	}
-	v->id = __sync_fetch_and_add(&py_code_seq, 1) + 1;
+	v->id = py_code_hash(key);
 	if (bpf_map_update_elem(&py_codes, key, v, BPF_NOEXIST)) {
 		struct wprof_py_code *again = bpf_map_lookup_elem(&py_codes, key);
 
@@ -242,7 +262,8 @@ static __always_inline long py_frame_step(struct py_walk *w, bool other)
 	struct wprof_stack *st = w->st;
 	struct py_state *s = w->s;
 	__u64 frame = s->at;
-	__u32 nr = s->nr, id;
+	__u32 nr = s->nr;
+	__u64 id;
 	bool entry;
 
 	if (!frame)

@@ -346,8 +346,9 @@ struct wprof_py_code_key {
 #define WPROF_PY_FILE_LEN 128
 #define WPROF_PY_LINES_LEN 512
 struct wprof_py_code {
-	__u32 id;
+	__u64 id;          /* a hash of its key, 47 bits (bpf/python.bpf.h: py_code_hash()) */
 	__u32 firstlineno;
+	__u32 pad0;
 	__u16 name_len, file_len;  /* bytes in name[], file[] */
 	__u8 name_kind, file_kind; /* bytes per character (1, 2, 4); 0: could not be read */
 	__u8 name_cut, file_cut;   /* longer than the room */

@@ -135,6 +135,8 @@ struct py_name {
 	__u8 line_kind;   /* enum wprof_py_lines */
 	unsigned char *lines; /* the start of its location table */
 	size_t nlines;
+	struct wprof_py_code_key key; /* what it is named for */
+	bool collided;    /* another key has its id: its frames are not named */
 };
 
 /* A process found to run a CPython it knows. */
@@ -503,13 +505,20 @@ static char *to_utf8(const char *s, size_t len, unsigned int kind, bool cut)
 }
 
 /* Name the code object of @v, of process @pid: 0, or -ENOMEM. */
-static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v)
+static int keep_name(struct pyproc *py, const struct wprof_py_code_key *key,
+		     const struct wprof_py_code *v)
 {
-	struct py_name *n;
+	struct py_name *n = hmap__get(&py->names, v->id, 0);
 	void *old;
 
-	if (hmap__get(&py->names, v->id, 0))
+	if (n) {
+		/* seen again after a drain, or another code object of the same id */
+		if (!n->collided && memcmp(&n->key, key, sizeof(*key))) {
+			n->collided = true;
+			py->st.collided++;
+		}
 		return 0;
+	}
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -518,6 +527,7 @@ static int keep_name(struct pyproc *py, __u32 pid, const struct wprof_py_code *v
 	n->file = to_utf8(v->file, v->file_len < sizeof(v->file) ? v->file_len : sizeof(v->file),
 			  v->file_kind, v->file_cut);
 	n->line = v->firstlineno;
+	n->key = *key;
 	/* of the version its process ran as it was seen, whatever the pid runs now */
 	n->code_units = v->code_units;
 	n->line_kind = v->line_kind;
@@ -558,7 +568,7 @@ void pyproc__take_codes(struct pyproc *py)
 	}
 	for (size_t i = 0; i < nr; i++) {
 		/* kept before it goes: the BPF side names a code object seen again anew */
-		if (!bpf_map_lookup_elem(py->codes_fd, &keys[i], &v) && keep_name(py, keys[i].pid, &v))
+		if (!bpf_map_lookup_elem(py->codes_fd, &keys[i], &v) && keep_name(py, &keys[i], &v))
 			break;
 		bpf_map_delete_elem(py->codes_fd, &keys[i]);
 	}
@@ -671,9 +681,9 @@ int pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, si
 		snprintf(buf, size, "%s", c < WPROF_PY_CUT_CNT && cuts[c] ? cuts[c] : "[py: cut]");
 		return 0;
 	}
-	n = py ? hmap__get(&py->names, w & 0xffffffffULL, 0) : NULL;
-	if (!n) {
-		snprintf(buf, size, "[py: code not named]");
+	n = py ? hmap__get(&py->names, WPROF_PY_ADDR(w), 0) : NULL;
+	if (!n || n->collided) {
+		snprintf(buf, size, n ? "[py: code id of two code objects]" : "[py: code not named]");
 		return 1;
 	}
 	/* the line it is at, where its instruction and table say it; else its first */
@@ -693,6 +703,10 @@ int pyproc__frame_name(const struct pyproc *py, __u64 w, __u64 at, char *buf, si
 
 void pyproc__print_notes(const struct pyproc *py, FILE *f)
 {
+	if (py && py->st.collided)
+		fprintf(f, "wprof: lost: %zu Python code id%s given to two code objects: their frames "
+			"show as [py: code id of two code objects]\n", py->st.collided,
+			py->st.collided == 1 ? "" : "s");
 	if (py && py->st.full)
 		fprintf(f, "wprof: lost: %zu CPython process%s not read, the BPF side's table of them "
 			"full: %s stacks show the interpreter's C functions only\n", py->st.full,

@@ -57,6 +57,7 @@ struct pyproc_stats {
 	char unknown_ver[16]; /* the first such version, "3.10" */
 	size_t codes;        /* code objects named */
 	size_t full;         /* processes not read: the BPF side's table of them was full */
+	size_t collided;     /* code ids two code objects hashed to (their frames not named) */
 };
 void pyproc__stats(const struct pyproc *py, struct pyproc_stats *out);
 

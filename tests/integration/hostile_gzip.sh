@@ -10,7 +10,7 @@
 #   data, from the file and from standard input;
 # - a gzip of the magic, a version from the future, then 1 GiB of zeros:
 #   "newer than this wprof", as fast;
-# - a 1 GiB file that is not gzip (sparse): "not gzip-compressed", as fast
+# - a 1 GiB file that is not gzip (sparse): "not a wprof recording, nor folded text", as fast
 #   (it was read whole first, then refused as too large).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -57,7 +57,7 @@ refused zeros 1 "^wprof: .*/zeros.gz: not a wprof recording$"
 run_wprof_rss newer report "$TMP/newer.gz"
 refused newer 1 "recording version 99 is newer than this wprof"
 run_wprof_rss big report "$TMP/big.txt"
-refused big 1 "big.txt: not a wprof recording \(not gzip-compressed\)$"
+refused big 1 "big.txt: not a wprof recording, nor folded text \(its first line is no .frame;frame;... WEIGHT.\)$"
 
 # a histogram section of 2 million entries of no slot: 8 bytes each in the
 # file, 264 in memory; every writer writes all the slots, so it is corrupt
