@@ -627,20 +627,58 @@ churn_run() {
 }
 churn_run
 
+# onoff PID VAR NAME: REPS recordings of PID (5 s, --stats), with VAR=off and
+# without, in turns; prints a "MODE TP_SWITCH SAMPLE PER_SWITCH TARGET_SWITCH"
+# line for each (ns: the kernel's BPF time per run of tp_switch and of
+# on_cpu_sample, every run timed; wprof's per context switch, and per switch
+# of the targets, one in 64 timed). The logs: $tmp/NAME-MODE.REP.log.
+onoff() {
+	local pid=$1 var=$2 name=$3 mode log i
+	for i in $(seq 1 "$REPS"); do
+		for mode in on off; do
+			log=$tmp/$name-$mode.$i.log
+			# shellcheck disable=SC2046 # an optional VAR=VALUE word
+			timeout -k 5 30 env $([ "$mode" = off ] && echo "$var=off") \
+				"$WPROF" record -p "$pid" -d 5 --stats -o /dev/null 2>"$log" || continue
+			echo "$mode $(awk '
+				$2 == "bpf" && ($3 == "tp_switch" || $3 == "on_cpu_sample") && $4 > 0 {
+					n[$3] = $6 / $4 }
+				$2 == "bpf" && $3 == "per" && $4 == "context" { c = $6 }
+				$2 == "switches" && $3 == "in" && $4 == "all" { t = $6 }
+				END { printf "%.0f %.0f %.0f %.0f", n["tp_switch"], n["on_cpu_sample"], c, t }' "$log")"
+		done
+	done
+}
+
+# onoff_row LABEL ROWS COL_A UNIT_A COL_B UNIT_B: onoff()'s ROWS as a row of
+# the table: the medians of columns A and B (2 to 5), on vs off, and A's difference.
+onoff_row() {
+	echo "$2" | awk -v label="$1" -v a="$3" -v ua="$4" -v b="$5" -v ub="$6" '
+		function med(x, n,   i, j, t) {
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+			return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 }
+		NF == 5 { n[$1]++; va[$1, n[$1]] = $a; vb[$1, n[$1]] = $b }
+		END {
+			for (m in n) { for (i = 1; i <= n[m]; i++) { x[i] = va[m, i]; y[i] = vb[m, i] }
+				ma[m] = med(x, n[m]); mb[m] = med(y, n[m]) }
+			printf "| %s | %.0f vs %.0f %s; %.0f vs %.0f %s (medians of %d recordings each) | %+.0f %s | | |\n",
+				label, ma["on"], ma["off"], ua, mb["on"], mb["off"], ub, n["on"],
+				ma["on"] - ma["off"], ua
+		}'
+}
+
 # ---- waits for a CPU inside a cgroup: the split of throttled time ----
 
 # Four spinners sharing CPU 0 in a cgroup of their own with no cap, each
 # yielding it every few us (runq -y -t 4): every switch of theirs leaves a
 # thread runnable inside a group, the only switches at which the throttled
-# split reads anything. Each repetition records them 5 s with --stats, with
-# WPROF_THROTTLE=off and without, in turns: the kernel's BPF time per run of
-# tp_switch (every run timed) and wprof's per switch of the spinners (one in
-# 64 timed). Sets group_rows to "MODE TP_SWITCH_NS SWITCH_NS" lines, or
-# group_off.
+# split reads anything. Recorded with WPROF_THROTTLE=off and without
+# (onoff()). Sets group_rows, or group_off.
 group_rows=""
 group_off=""
 group_run() {
-	local runq=$OUT/tests/workloads/runq cg="" rpid mode log i
+	local runq=$OUT/tests/workloads/runq cg="" rpid
 	if ! [ -x "$runq" ]; then
 		group_off="skipped: $runq is not built (make test-bins)"
 		return
@@ -657,19 +695,7 @@ group_run() {
 		>/dev/null 2>&1 &
 	rpid=$!
 	sleep 1
-	for i in $(seq 1 "$REPS"); do
-		for mode in on off; do
-			log=$tmp/group-$mode.$i.log
-			# shellcheck disable=SC2046 # an optional VAR=VALUE word
-			timeout -k 5 30 env $([ "$mode" = off ] && echo WPROF_THROTTLE=off) \
-				"$WPROF" record -p "$rpid" -d 5 --stats -o /dev/null 2>"$log" || continue
-			group_rows="$group_rows$mode $(awk '
-				$2 == "bpf" && $3 == "tp_switch" && $4 > 0 { t = $6 / $4 }
-				$2 == "switches" && $3 == "in" && $4 == "all" { p = $6 }
-				END { printf "%.0f %.0f", t, p }' "$log")
-"
-		done
-	done
+	group_rows=$(onoff "$rpid" WPROF_THROTTLE group)
 	kill "$rpid" 2>/dev/null
 	wait "$rpid" 2>/dev/null
 	rmdir "$cg" 2>/dev/null
@@ -680,15 +706,13 @@ group_run
 # ---- a threaded Python program: its frames read, or not ----
 
 # tests/workloads/pythreads.py under Debian's python3 (a napper, a lock
-# waiter, a burner), recorded 5 s with --stats, with WPROF_PYTHON=off and
-# without, in turns: the kernel's BPF time per sample (on_cpu_sample, every
-# run timed) and per context switch (the resume walks of the off-CPU
-# stacks, where the Python frames are read). Sets py_rows to "MODE
-# SAMPLE_NS SWITCH_NS" lines, or py_off.
+# waiter, a burner), recorded with WPROF_PYTHON=off and without (onoff()):
+# the time per sample and per context switch (the walks of the off-CPU
+# stacks read the frames too). Sets py_rows, or py_off.
 py_rows=""
 py_off=""
 python_run() {
-	local work=tests/workloads/pythreads.py ppid mode log i
+	local work=tests/workloads/pythreads.py ppid
 	if ! [ -x /usr/bin/python3 ]; then
 		py_off="skipped: no /usr/bin/python3"
 		return
@@ -696,19 +720,7 @@ python_run() {
 	/usr/bin/python3 "$work" -n $((REPS * 2 * 12 + 20)) -d 1 >/dev/null 2>&1 &
 	ppid=$!
 	sleep 1
-	for i in $(seq 1 "$REPS"); do
-		for mode in on off; do
-			log=$tmp/py-$mode.$i.log
-			# shellcheck disable=SC2046 # an optional VAR=VALUE word
-			timeout -k 5 30 env $([ "$mode" = off ] && echo WPROF_PYTHON=off) \
-				"$WPROF" record -p "$ppid" -d 5 --stats -o /dev/null 2>"$log" || continue
-			py_rows="$py_rows$mode $(awk '
-				$2 == "bpf" && $3 == "on_cpu_sample" && $4 > 0 { s = $6 / $4 }
-				$2 == "bpf" && $3 == "per" && $4 == "context" { c = $6 }
-				END { printf "%.0f %.0f", s, c }' "$log")
-"
-		done
-	done
+	py_rows=$(onoff "$ppid" WPROF_PYTHON py)
 	kill "$ppid" 2>/dev/null
 	wait "$ppid" 2>/dev/null
 	[ -n "$py_rows" ] || py_off="failed: no recording of the Python program finished"
@@ -1193,32 +1205,14 @@ build_row() {
 build_row
 build_row build-noheld ", WPROF_HELD=off"
 if [ -n "$group_rows" ]; then
-	echo "$group_rows" | awk 'function med(a, n,   i, j, t) {
-			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-		NF == 3 { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3 }
-		END {
-			for (m in n) { for (i = 1; i <= n[m]; i++) { a[i] = t[m, i]; b[i] = p[m, i] }
-				mt[m] = med(a, n[m]); mp[m] = med(b, n[m]) }
-			printf "| 4 spinners yielding a CPU in a cgroup, wprof record -p --stats: throttled split on vs off (WPROF_THROTTLE=off) | tp_switch %.0f vs %.0f ns/run; a spinner'"'"'s switch %.0f vs %.0f ns (medians of %d recordings each) | %+.0f ns per switch | | |\n",
-				mt["on"], mt["off"], mp["on"], mp["off"], n["on"], mt["on"] - mt["off"]
-		}'
+	onoff_row "4 spinners yielding a CPU in a cgroup, wprof record -p --stats: throttled split on vs off (WPROF_THROTTLE=off)" \
+		"$group_rows" 2 "ns per tp_switch run" 5 "ns per switch of a spinner"
 else
 	echo "| 4 spinners yielding a CPU in a cgroup: throttled split on vs off | ${group_off:-failed: no figure} | | | |"
 fi
 if [ -n "$py_rows" ]; then
-	echo "$py_rows" | awk 'function med(a, n,   i, j, t) {
-			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-		NF == 3 { n[$1]++; s[$1, n[$1]] = $2; c[$1, n[$1]] = $3 }
-		END {
-			for (m in n) { for (i = 1; i <= n[m]; i++) { a[i] = s[m, i]; b[i] = c[m, i] }
-				ms[m] = med(a, n[m]); mc[m] = med(b, n[m]) }
-			printf "| a threaded Python program (pythreads.py), wprof record -p --stats: Python frames on vs off (WPROF_PYTHON=off) | %.0f vs %.0f ns per sample; %.0f vs %.0f ns per context switch (medians of %d recordings each) | %+.0f ns per sample | | |\n",
-				ms["on"], ms["off"], mc["on"], mc["off"], n["on"], ms["on"] - ms["off"]
-		}'
+	onoff_row "a threaded Python program (pythreads.py), wprof record -p --stats: Python frames on vs off (WPROF_PYTHON=off)" \
+		"$py_rows" 3 "ns per sample" 4 "ns per context switch"
 else
 	echo "| a threaded Python program: Python frames on vs off | ${py_off:-failed: no figure} | | | |"
 fi
