@@ -73,18 +73,64 @@ const char *timeline__leaf(const struct rec_block *b, size_t *len)
 	return best;
 }
 
-/* @b's leaf frame as safe text, its first 127 bytes, into @buf; "[no stack]" when none. */
+/* Whether frame @f (@len bytes) is a Python function's: "qualname (file.py:LINE)" or "... (file.py)". */
+static bool is_py_frame(const char *f, size_t len)
+{
+	const char *open = NULL;
+
+	if (len < 6 || f[len - 1] != ')')
+		return false;
+	for (size_t i = len - 1; i-- > 0 && !open;)
+		if (f[i] == '(')
+			open = f + i;
+	if (!open || open == f || open[-1] != ' ')
+		return false;
+	for (const char *p = f + len - 2; p > open; p--) {
+		if (*p == ':' || (*p >= '0' && *p <= '9'))
+			continue;
+		return p - open >= 3 && !strncmp(p - 2, ".py", 3);
+	}
+	return false;
+}
+
+/* @b's innermost Python frame, if it has one: NULL else. */
+static const char *py_leaf(const struct rec_block *b, size_t *len)
+{
+	const char *best = NULL, *end;
+
+	for (const char *p = b->stack; p && *p; p = end + 1) {
+		end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if (is_py_frame(p, end - p)) {
+			best = p;
+			*len = end - p;
+		}
+		if (!*end)
+			break;
+	}
+	return best;
+}
+
+/*
+ * @b's leaf frame as safe text, its first 127 bytes, into @buf; "[no stack]"
+ * when none. A Python program's: and the Python function it was in.
+ */
 static void leaf_text(const struct rec_block *b, char *buf, size_t size)
 {
-	size_t len;
-	const char *leaf = timeline__leaf(b, &len);
+	size_t len, plen = 0, n;
+	const char *leaf = timeline__leaf(b, &len), *py = py_leaf(b, &plen);
 
 	if (!leaf) {
 		snprintf(buf, size, "[no stack]");
 		return;
 	}
 	/* a saved recording is anyone's: its frames are shown as safe text */
-	safestr__text(buf, size, leaf, len < 128 ? len : 127);
+	n = safestr__text(buf, size, leaf, len < 128 ? len : 127);
+	if (py && py != leaf && n + 8 < size) {
+		strcpy(buf + n, " under ");
+		safestr__text(buf + n + 7, size - n - 7, py, plen < 128 ? plen : 127);
+	}
 }
 
 static int cmp_longest(const void *a, const void *b)
@@ -131,7 +177,7 @@ void timeline__summary(const struct recording *r, FILE *f)
 		r->nr_blocks, (unsigned long long)r->long_block_ns / 1000000);
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_block *b = top[i];
-		char leaf[SAFESTR_SIZE(128)], comm[SAFESTR_SIZE(WPROF_COMM_LEN)], when[32];
+		char leaf[2 * SAFESTR_SIZE(128) + 8], comm[SAFESTR_SIZE(WPROF_COMM_LEN)], when[32];
 
 		leaf_text(b, leaf, sizeof(leaf));
 		safestr__str(comm, sizeof(comm), b->comm);

@@ -14,7 +14,8 @@
 #   futex wait for the interpreter's lock after it; the lock's futex wait),
 #   90% or more of it at the lines Python gives for each frame;
 # - the burner's on-CPU time is 90% or more under burn_leaf;
-# - nothing lost to the Python frames (no [py: ...] frame).
+# - nothing lost to the Python frames (no [py: ...] frame);
+# - the summary's longest blocks name the Python function they were in.
 # A CPython 3.9 installed: the summary names its version as one whose
 # frames are not read, and its stacks have no Python frame. And a program
 # `wprof record -- python3` starts, which makes new code as it runs (as an
@@ -57,6 +58,13 @@ one() {
 		return
 		;;
 	esac
+	# the summary's longest blocks (the holder's naps, the waiter's waits: 0.2 s each)
+	local blocks bad
+	blocks=$(grep -cE '^wprof:   [0-9.]+ s [a-z]+ at ' "$TMP/rec$n.err")
+	bad=$(grep -E '^wprof:   [0-9.]+ s [a-z]+ at ' "$TMP/rec$n.err" |
+		grep -vE ' under [^ ]+ \((pythreads|threading)\.py(:[0-9]+)?\)$' | head -2)
+	check "$py ($ver): the summary's $blocks longest blocks name the Python function they were in (bad: ${bad:-none})" \
+		test "$blocks" -gt 0 -a -z "$bad"
 	while IFS= read -r line; do
 		case $line in
 		"check ok: "*) ok "$1 ($ver): ${line#check ok: }" ;;
