@@ -14,12 +14,9 @@
 #include "recording.h"
 
 struct group_ctx {
+	struct line_rewrite rw; /* first: recording__rewrite_lines() */
 	const struct recording *r;
 	enum group_by g;
-	struct folded *out;
-	struct rec_splitter sp;
-	char *buf;
-	size_t cap;
 };
 
 /* @s into @dst as a frame: a ';' would split it. */
@@ -62,26 +59,20 @@ static int group_line(const char *line, __u64 weight, __u64 count, __u64 max,
 	if (r->ids && c->g != GROUP_NONE)
 		snprintf(ids, sizeof(ids), "%u;%u;", rl.pid, rl.tid);
 	need = strlen(line) + sizeof(name) + sizeof(ids) + 4;
-	if (need > c->cap) {
-		char *b = realloc(c->buf, need);
-
-		if (!b)
-			return -ENOMEM;
-		c->buf = b;
-		c->cap = need;
-	}
+	if (!line_rewrite__buf(&c->rw, need))
+		return -ENOMEM;
 	if (c->g == GROUP_NONE && !rl.body.len) /* a name alone stays: a line needs a frame */
 		frame_copy(name, sizeof(name), rl.comm.s, rl.comm.len);
 	if (r->tag_leaf)
-		len = snprintf(c->buf, c->cap, "%s%s%s%.*s%s%.*s", ids, name,
+		len = snprintf(c->rw.buf, c->rw.cap, "%s%s%s%.*s%s%.*s", ids, name,
 			       name[0] && rl.body.len ? ";" : "", (int)rl.body.len, rl.body.s,
 			       rl.tag.len ? ";" : "", (int)rl.tag.len, rl.tag.s);
 	else
-		len = snprintf(c->buf, c->cap, "%.*s%s%s%s%s%.*s", (int)rl.tag.len, rl.tag.s,
+		len = snprintf(c->rw.buf, c->rw.cap, "%.*s%s%s%s%s%.*s", (int)rl.tag.len, rl.tag.s,
 			       rl.tag.len ? ";" : "", ids, name, name[0] && rl.body.len ? ";" : "",
 			       (int)rl.body.len, rl.body.s);
-	return rec_splitter__add_pieces(&c->sp, c->out, c->buf, len, 0, 0, weight, count, max, p,
-					n);
+	return rec_splitter__add_pieces(&c->rw.sp, c->rw.out, c->rw.buf, len, 0, 0, weight, count,
+					max, p, n);
 }
 
 int recording__group(struct recording *r, enum group_by g)
@@ -91,19 +82,8 @@ int recording__group(struct recording *r, enum group_by g)
 
 	if (g == GROUP_THREAD)
 		return 0;
-	c.out = folded__new();
-	if (!c.out)
-		return -ENOMEM;
-	err = folded__for_each_pieces(r->lines, group_line, &c);
-	rec_splitter__free(&c.sp);
-	free(c.buf);
-	if (err) {
-		folded__free(c.out);
-		return err;
-	}
-	folded__free(r->lines);
-	r->lines = c.out;
-	if (g == GROUP_NONE)
+	err = recording__rewrite_lines(r, group_line, &c.rw);
+	if (!err && g == GROUP_NONE)
 		r->ids = false;
-	return 0;
+	return err;
 }

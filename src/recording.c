@@ -155,12 +155,42 @@ int recording__filter(struct recording *r, const struct rec_filter *f)
 	return 0;
 }
 
+char *line_rewrite__buf(struct line_rewrite *rw, size_t need)
+{
+	char *b;
+
+	if (need <= rw->cap)
+		return rw->buf;
+	b = realloc(rw->buf, need);
+	if (!b)
+		return NULL;
+	rw->buf = b;
+	rw->cap = need;
+	return b;
+}
+
+int recording__rewrite_lines(struct recording *r, folded_pieces_fn fn, struct line_rewrite *rw)
+{
+	int err;
+
+	rw->out = folded__new();
+	if (!rw->out)
+		return -ENOMEM;
+	err = folded__for_each_pieces(r->lines, fn, rw);
+	rec_splitter__free(&rw->sp);
+	free(rw->buf);
+	if (err) {
+		folded__free(rw->out);
+		return err;
+	}
+	folded__free(r->lines);
+	r->lines = rw->out;
+	return 0;
+}
+
 struct leaf_ctx {
-	struct folded *out;
-	struct rec_splitter sp;
+	struct line_rewrite rw; /* first: recording__rewrite_lines() */
 	bool ids;
-	char *buf;
-	size_t cap;
 };
 
 /* "TAG;REST" as "REST;TAG"; a line without a tag frame as it is. */
@@ -171,27 +201,23 @@ static int leaf_line(const char *line, __u64 weight, __u64 count, __u64 max,
 	const char *semi = strchr(line, ';');
 	size_t len = strlen(line), tag, rest;
 	struct rec_line rl;
+	char *buf;
 
 	if (rec_line__split(line, false, c->ids, &rl))
 		return -EINVAL;
 	if (!rl.tag.len || !semi)
-		return rec_splitter__add_pieces(&c->sp, c->out, line, len, 0, 0, weight, count,
-						max, p, n);
+		return rec_splitter__add_pieces(&c->rw.sp, c->rw.out, line, len, 0, 0, weight,
+						count, max, p, n);
 	tag = semi - line;
 	rest = len - tag - 1;
-	if (c->cap < len + 1) {
-		char *b = realloc(c->buf, len + 1);
-
-		if (!b)
-			return -ENOMEM;
-		c->buf = b;
-		c->cap = len + 1;
-	}
-	memcpy(c->buf, semi + 1, rest);
-	c->buf[rest] = ';';
-	memcpy(c->buf + rest + 1, line, tag);
-	return rec_splitter__add_pieces(&c->sp, c->out, c->buf, len, 0, 0, weight, count, max, p,
-					n);
+	buf = line_rewrite__buf(&c->rw, len + 1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, semi + 1, rest);
+	buf[rest] = ';';
+	memcpy(buf + rest + 1, line, tag);
+	return rec_splitter__add_pieces(&c->rw.sp, c->rw.out, buf, len, 0, 0, weight, count, max,
+					p, n);
 }
 
 int recording__tag_leaf(struct recording *r)
@@ -201,20 +227,10 @@ int recording__tag_leaf(struct recording *r)
 
 	if (r->tag_leaf)
 		return 0;
-	c.out = folded__new();
-	if (!c.out)
-		return -ENOMEM;
-	err = folded__for_each_pieces(r->lines, leaf_line, &c);
-	rec_splitter__free(&c.sp);
-	free(c.buf);
-	if (err) {
-		folded__free(c.out);
-		return err;
-	}
-	folded__free(r->lines);
-	r->lines = c.out;
-	r->tag_leaf = true;
-	return 0;
+	err = recording__rewrite_lines(r, leaf_line, &c.rw);
+	if (!err)
+		r->tag_leaf = true;
+	return err;
 }
 
 int recording__write_folded(const struct recording *r, FILE *f)

@@ -21,6 +21,7 @@
 #include "profile.h"
 #include "raninst.h"
 #include "recinfo.h"
+#include "recline.h" /* struct rec_splitter */
 #include "session.h" /* struct session_drain_stats */
 #include "symbolize.h" /* struct symbolizer_stats */
 
@@ -128,6 +129,27 @@ int recording__tag_leaf(struct recording *r);
  * needs them, recording__filter(), cannot follow). 0 or -errno.
  */
 int recording__group(struct recording *r, enum group_by g);
+
+/*
+ * A rewrite of every line of a recording (recording__tag_leaf(),
+ * recording__group()): the callback's context begins with one of these,
+ * into which it adds the new lines (rec_splitter__add_pieces()).
+ */
+struct line_rewrite {
+	struct folded *out;
+	struct rec_splitter sp;
+	char *buf; /* line_rewrite__buf() */
+	size_t cap;
+};
+
+/* @rw's buffer, @need bytes at least: NULL without memory. */
+char *line_rewrite__buf(struct line_rewrite *rw, size_t need);
+
+/*
+ * r->lines, each line through @fn (@rw its context's first member), into
+ * new lines that replace them. 0, or @fn's error (r->lines unchanged).
+ */
+int recording__rewrite_lines(struct recording *r, folded_pieces_fn fn, struct line_rewrite *rw);
 
 /*
  * Folded text (wprof's, hand-edited, or another tool's) read from @path
