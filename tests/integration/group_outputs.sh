@@ -61,7 +61,7 @@ check "--group pool: the workers are worker-*, none worker-N" \
 	test "$(grep -c ';worker-\*;' "$TMP/pool.folded")" -gt 0 -a \
 	"$(grep -cE ';worker-[0-9]+;' "$TMP/pool.folded")" -eq 0
 check "--group process: the process's name in the workers' place" \
-	test "$(grep -c ';convoy;clone3;start_thread;worker_main' "$TMP/process.folded")" -gt 0 -a \
+	test "$(grep -cE ';convoy;([^;]*;)*worker_main;' "$TMP/process.folded")" -gt 0 -a \
 	"$(grep -c 'worker-' "$TMP/process.folded")" -eq 0
 check "--group none: report writes what record wrote" cmp -s <(sort "$TMP/none.folded") \
 	<(sort "$TMP/x.folded")
