@@ -437,7 +437,8 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 		proc_name(r, b->acct, name, sizeof(name));
 		if (n == 1 && threads[0]->tid == b->pid) {
 			print_row(f, "", "pid", b->pid, name, threads[0]);
-			raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
+			if (stats) /* who ran instead: -f json, -f threads; the summary's with --stats */
+				raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
 			continue;
 		}
 		fprintf(f, "wprof: pid %u (%s): %zu thread%s; in thread-seconds: busy %.3f (on-CPU "
@@ -453,7 +454,8 @@ static void print_processes(const struct recording *r, FILE *f, bool stats)
 			fprintf(f, "; %zu thread%s idle the whole window", b->asleep,
 				b->asleep == 1 ? "" : "s");
 		fputc('\n', f);
-		raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
+		if (stats)
+			raninst__summary(r, b->pid, b->runq_ns, b->ns, f);
 		/* idle ones are counted above, listed only with --stats (as they were) */
 		shown = 0;
 		for (size_t j = 0; j < n && shown < max_threads; j++) {

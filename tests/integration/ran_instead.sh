@@ -50,7 +50,7 @@ def read():
             r[tid] = [int(x) for x in f.read().split()[:2]]
     return r
 
-p = subprocess.Popen([wprof, "record", "-p", pids, "-d", "5", "-f", "json", "-o", out,
+p = subprocess.Popen([wprof, "record", "--stats", "-p", pids, "-d", "5", "-f", "json", "-o", out,
                       "-f", "threads", "-o", out + ".txt"], stderr=subprocess.PIPE, text=True)
 err = []
 for line in p.stderr:
